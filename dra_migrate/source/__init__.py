@@ -1,0 +1,1 @@
+"""Source layer: files → documents with exact text and node positions."""

@@ -1,0 +1,85 @@
+"""Positioned nodes → plain Python data (dict/list/str/int/float/bool/None), the way a YAML 1.1 safe
+loader and the Kubernetes API server read them. Tags are never used to construct objects."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import yaml
+
+from dra_migrate.source.compose import MAX_ALIAS_EXPANSION, ComposeError
+from dra_migrate.source.nodes import Alias, Mapping, Node, Scalar, Sequence
+
+_resolver = yaml.resolver.Resolver()
+_constructor = yaml.constructor.SafeConstructor()
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def resolve_scalar(node: Scalar) -> Any:
+    tag = node.tag
+    if tag is None:
+        tag = _resolver.resolve(yaml.ScalarNode, node.value, (node.style == "", node.style != ""))
+    ynode = yaml.ScalarNode(tag, node.value, style=node.style or None)
+    try:
+        if tag == "tag:yaml.org,2002:int":
+            return _constructor.construct_yaml_int(ynode)
+        if tag == "tag:yaml.org,2002:float":
+            return _constructor.construct_yaml_float(ynode)
+        if tag == "tag:yaml.org,2002:bool":
+            return _constructor.construct_yaml_bool(ynode)
+        if tag == "tag:yaml.org,2002:null":
+            return None
+        if tag == "tag:yaml.org,2002:timestamp":
+            value = _constructor.construct_yaml_timestamp(ynode)
+            return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+    except (ValueError, yaml.YAMLError):
+        return node.value
+    return node.value
+
+
+class _Budget:
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+def to_plain(node: Node | None, budget: int = MAX_ALIAS_EXPANSION) -> Any:
+    return _plain(node, _Budget(budget), 0)
+
+
+def _plain(node: Node | None, budget: _Budget, via_alias: int) -> Any:
+    if node is None:
+        return None
+    if isinstance(node, Alias):
+        budget.left -= 1
+        if budget.left < 0:
+            raise ComposeError("DRA107", "too many alias expansions (possible alias bomb)", node.line + 1, node.col + 1)
+        return _plain(node.target, budget, via_alias + 1)
+    if via_alias:
+        budget.left -= 1
+        if budget.left < 0:
+            raise ComposeError("DRA107", "too many alias expansions (possible alias bomb)", node.line + 1, node.col + 1)
+    if isinstance(node, Scalar):
+        return resolve_scalar(node)
+    if isinstance(node, Sequence):
+        return [_plain(item, budget, via_alias) for item in node.items]
+    assert isinstance(node, Mapping)
+    out: dict[Any, Any] = {}
+    merged: list[dict[Any, Any]] = []
+    for knode, vnode in node.items:
+        if isinstance(knode, Scalar) and (knode.tag == _MERGE or (knode.value == "<<" and knode.style == "")):
+            value = _plain(vnode, budget, via_alias)
+            for m in value if isinstance(value, list) else [value]:
+                if isinstance(m, dict):
+                    merged.append(m)
+            continue
+        key = _plain(knode, budget, via_alias)
+        if isinstance(key, (list, dict)):
+            key = repr(key)
+        out[key] = _plain(vnode, budget, via_alias)
+    for m in merged:  # explicit keys win over merged ones; earlier merges win over later ones
+        for k, v in m.items():
+            out.setdefault(k, v)
+    return out
