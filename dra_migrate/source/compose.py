@@ -122,6 +122,7 @@ def _compose(events: object) -> list[Document]:
                 raise ComposeError("DRA101", f"undefined alias {ev.anchor!r}", sm.line + 1, sm.column + 1)
             assert doc is not None
             doc.aliases += 1
+            doc.aliased.add(ev.anchor)
             attach(Alias(target, ev.anchor, sm.index, em.index, sm.line, sm.column))
         elif isinstance(ev, yaml.DocumentStartEvent):
             anchors = {}

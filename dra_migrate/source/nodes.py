@@ -72,6 +72,7 @@ class Document:
     explicit_end: bool
     aliases: int = 0
     anchors: dict[str, Node] = field(default_factory=dict)
+    aliased: set[str] = field(default_factory=set)  # anchor names that some alias refers to
 
 
 def deref(node: Node) -> Node:
@@ -99,3 +100,51 @@ def map_key_node(node: Mapping, key: str) -> Scalar | None:
         if isinstance(k, Scalar) and k.value == key:
             return k
     return None
+
+
+def find(
+    root: Node | None, path: tuple[str | int, ...], aliased: set[str] | None = None
+) -> tuple[Node | None, bool]:
+    """The node at `path` (aliases followed) and whether the way there went through an alias or through an
+    anchored node that an alias elsewhere refers to (an edit there would change every alias too)."""
+    node = root
+    via_alias = False
+    for seg in path:
+        if aliased and getattr(node, "anchor", None) in aliased:
+            via_alias = True
+        if node is None:
+            return None, via_alias
+        if isinstance(node, Alias):
+            via_alias = True
+            node = deref(node)
+        if isinstance(node, Mapping) and isinstance(seg, str):
+            node = map_get(node, seg)
+            if node is None:
+                return None, via_alias
+        elif isinstance(node, Sequence) and isinstance(seg, int) and seg < len(node.items):
+            node = node.items[seg]
+        else:
+            return None, via_alias
+    if isinstance(node, Alias):
+        via_alias = True
+        node = deref(node)
+    if aliased and getattr(node, "anchor", None) in aliased:
+        via_alias = True
+    return node, via_alias
+
+
+def key_line(root: Node | None, path: tuple[str | int, ...]) -> tuple[int, int]:
+    """1-based line/column of the key (or item) at path; falls back to the nearest ancestor found."""
+    while path:
+        parent, _ = find(root, path[:-1])
+        parent = deref(parent) if parent is not None else None
+        seg = path[-1]
+        if isinstance(parent, Mapping) and isinstance(seg, str):
+            for k, _v in parent.items:
+                if isinstance(k, Scalar) and k.value == seg:
+                    return k.line + 1, k.col + 1
+        elif isinstance(parent, Sequence) and isinstance(seg, int) and seg < len(parent.items):
+            item = parent.items[seg]
+            return item.line + 1, item.col + 1
+        path = path[:-1]
+    return (root.line + 1, root.col + 1) if root is not None else (1, 1)

@@ -1,0 +1,1 @@
+"""Emit: minimal text edits against the original file, new documents, and reports."""

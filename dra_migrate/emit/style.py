@@ -1,0 +1,45 @@
+"""Detect a document's block layout so inserted text looks like its neighbours."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from dra_migrate.source.nodes import Mapping, Node, Scalar, Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    indent: int = 2  # columns a nested block mapping is indented under its key
+    seq_offset: int = 2  # columns a block sequence's dash is indented under its key (0 = "key:\n- a")
+    newline: str = "\n"
+    json: bool = False  # flow collections use JSON syntax (quoted keys)
+
+
+def detect_style(root: Node | None, newline: str, is_json: bool = False, fallback: Style | None = None) -> Style:
+    indents: Counter[int] = Counter()
+    offsets: Counter[int] = Counter()
+    stack: list[Node] = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping) and not node.flow:
+            for k, v in node.items:
+                if isinstance(k, Scalar) and v.line > k.line:
+                    if isinstance(v, Mapping) and not v.flow:
+                        indents[v.col - k.col] += 1
+                    elif isinstance(v, Sequence) and not v.flow:
+                        offsets[v.col - k.col] += 1
+                stack.append(v)
+        elif isinstance(node, Sequence) and not node.flow:
+            for item in node.items:
+                if isinstance(item, Mapping) and not item.flow and item.line == node.line:
+                    pass
+                stack.append(item)
+    base = fallback or Style()
+    indent = indents.most_common(1)[0][0] if indents else base.indent
+    if indent <= 0:
+        indent = base.indent
+    offset = offsets.most_common(1)[0][0] if offsets else (base.seq_offset if fallback else min(indent, 2))
+    if offset < 0:
+        offset = 0
+    return Style(indent, offset, newline, is_json)

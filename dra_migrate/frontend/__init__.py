@@ -1,0 +1,1 @@
+"""Frontend: documents → IR workloads, guided by the kind rules."""

@@ -1,0 +1,202 @@
+"""Build IR workloads from one parsed file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.frontend.counts import parse_gpu_count
+from dra_migrate.ir import ClaimRef, Container, ContainerRole, DocPath, GpuDemand, PodClaim, PodTemplate, Workload
+from dra_migrate.kinds import KindRuleSet, resolve
+from dra_migrate.resources import classify
+from dra_migrate.source.nodes import Document, find, key_line
+from dra_migrate.source.plain import to_plain
+from dra_migrate.source.reader import SourceFile
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    doc: Document
+    data: Any
+    workloads: list[Workload] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FrontendResult:
+    documents: list[ParsedDocument]
+    diagnostics: list[Diagnostic]
+
+
+def gpu_keys_in(data: Any, path: DocPath = ()) -> list[DocPath]:
+    """Paths of every mapping key anywhere in `data` that names a GPU resource."""
+    found: list[DocPath] = []
+    stack: list[tuple[DocPath, Any]] = [(path, data)]
+    while stack:
+        p, v = stack.pop()
+        if isinstance(v, dict):
+            for k, cv in v.items():
+                if isinstance(k, str) and classify(k) is not None:
+                    found.append((*p, k))
+                stack.append(((*p, k), cv))
+        elif isinstance(v, list):
+            stack.extend(((*p, i), cv) for i, cv in enumerate(v))
+    return sorted(found, key=lambda q: [str(s) for s in q])
+
+
+def build(src: SourceFile, rules: KindRuleSet) -> FrontendResult:
+    docs: list[ParsedDocument] = []
+    diags: list[Diagnostic] = []
+    for doc in src.documents:
+        data = to_plain(doc.root)
+        pd = ParsedDocument(doc, data)
+        docs.append(pd)
+        if not isinstance(data, dict):
+            continue
+        if data.get("kind") == "List" and isinstance(data.get("items"), list):
+            for i, item in enumerate(data["items"]):
+                _object(src, pd, item, ("items", i), rules, diags)
+        else:
+            _object(src, pd, data, (), rules, diags)
+    return FrontendResult(docs, diags)
+
+
+def _object(
+    src: SourceFile, pd: ParsedDocument, obj: Any, item_path: DocPath, rules: KindRuleSet, diags: list[Diagnostic]
+) -> None:
+    if not isinstance(obj, dict):
+        return
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    root = pd.doc.root
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        keys = gpu_keys_in(obj, item_path)
+        if keys:
+            line, col = key_line(root, keys[0])
+            diags.append(
+                make("DRA108", f"{len(keys)} GPU resource key(s) in a document that is not a Kubernetes object "
+                     f"(no apiVersion/kind); reported, not rewritten", Location(src.path, line, col))
+            )
+        return
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or (str(meta.get("generateName", "")).rstrip("-")) or ""
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    line, _ = key_line(root, (*item_path, "kind"))
+    wl = Workload(src.path, pd.doc.index, item_path, api_version, kind, str(name), namespace, line)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        wl.annotations = {str(k): str(v) for k, v in annotations.items()}
+    rule = rules.lookup(api_version, kind)
+    if rule is None:
+        keys = [k for k in gpu_keys_in(obj, item_path) if not _is_quota_like(k)]
+        if keys and not api_version.startswith("resource.k8s.io"):
+            kline, kcol = key_line(root, keys[0])
+            wl.diagnostics.append(
+                make("DRA401", f"{kind} ({api_version}) holds GPU resource keys but no kind rule says where its "
+                     "pod templates are; add a rule with --rules DIR (see `dra-migrate rules --kinds`)",
+                     Location(src.path, kline, kcol), wl.ref)
+            )
+            pd.workloads.append(wl)
+        return
+    for spec_path in rule.pod_specs:
+        for concrete, spec in resolve(obj, spec_path):
+            if isinstance(spec, dict):
+                wl.pod_templates.append(_pod_template(src, pd, wl, (*item_path, *concrete), spec))
+    pd.workloads.append(wl)
+
+
+def _is_quota_like(path: DocPath) -> bool:
+    return False
+
+
+def _pod_template(src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPath, spec: dict[str, Any]) -> PodTemplate:
+    root = pd.doc.root
+    containers: list[Container] = []
+    for list_key, default_role in (("initContainers", ContainerRole.INIT), ("containers", ContainerRole.APP)):
+        items = spec.get(list_key)
+        if not isinstance(items, list):
+            continue
+        for i, c in enumerate(items):
+            if not isinstance(c, dict):
+                continue
+            role = default_role
+            if role is ContainerRole.INIT and c.get("restartPolicy") == "Always":
+                role = ContainerRole.SIDECAR
+            cpath: DocPath = (*path, list_key, i)
+            line, _ = key_line(root, cpath)
+            container = Container(str(c.get("name", f"{list_key}-{i}")), role, i, cpath, line=line)
+            _container_resources(src, pd, wl, container, c)
+            containers.append(container)
+    pod_claims = [
+        PodClaim(str(rc.get("name")), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
+        for rc in spec.get("resourceClaims") or []
+        if isinstance(rc, dict)
+    ]
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else None
+    line, _ = key_line(root, path)
+    return PodTemplate(
+        path,
+        containers,
+        pod_claims,
+        tolerations,
+        {str(k): str(v) for k, v in node_selector.items()},
+        affinity,
+        line,
+        [str(k) for k in spec],
+    )
+
+
+def _container_resources(
+    src: SourceFile, pd: ParsedDocument, wl: Workload, container: Container, c: dict[str, Any]
+) -> None:
+    resources = c.get("resources")
+    if not isinstance(resources, dict):
+        return
+    container.has_resources = True
+    container.resource_keys = [str(k) for k in resources]
+    for ref in resources.get("claims") or []:
+        if isinstance(ref, dict) and "name" in ref:
+            container.claim_refs.append(ClaimRef(str(ref["name"]), ref.get("request")))
+    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    for section, values in (("limits", limits), ("requests", requests)):
+        if section in resources:
+            container.resource_sections[section] = [str(k) for k in values]
+    names = [k for k in (*limits.keys(), *requests.keys()) if isinstance(k, str) and classify(k) is not None]
+    root = pd.doc.root
+    for name in dict.fromkeys(names):
+        paths: list[DocPath] = []
+        raw: dict[str, Any] = {}
+        for section, values in (("limits", limits), ("requests", requests)):
+            if name in values:
+                paths.append((*container.path, "resources", section, name))
+                raw[section] = values[name]
+        line, col = key_line(root, paths[0])
+        loc = Location(src.path, line, col)
+        counts = {s: parse_gpu_count(v) for s, v in raw.items()}
+        bad = [s for s, v in counts.items() if v is None]
+        if bad:
+            wl.diagnostics.append(
+                make("DRA203", f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} is not a whole "
+                     "number of devices; left as is", loc, wl.ref)
+            )
+            wl.blocked = True
+            continue
+        values = set(counts.values())
+        if len(values) > 1:
+            wl.diagnostics.append(
+                make("DRA202", f"container {container.name!r}: {name} requests={raw['requests']!r} but "
+                     f"limits={raw['limits']!r}; they must be equal, left as is", loc, wl.ref)
+            )
+            wl.blocked = True
+            continue
+        _path_node, via_alias = find(root, paths[0], pd.doc.aliased)
+        if via_alias:
+            wl.diagnostics.append(
+                make("DRA210", f"container {container.name!r}: {name} sits inside an anchored block that is "
+                     "aliased; left as is", loc, wl.ref)
+            )
+            wl.blocked = True
+            continue
+        container.demands.append(GpuDemand(name, values.pop() or 0, paths, line))

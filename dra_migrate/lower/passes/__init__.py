@@ -1,0 +1,19 @@
+"""Lowering passes, run in this order on every pod template that requests GPUs.
+
+Each pass is a small module with one `run(tl: TemplateLowering, ctx: RunContext) -> None`; register new
+passes here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.passes import gpu_requests, toleration
+
+Pass = Callable[[TemplateLowering, RunContext], None]
+
+PASSES: list[tuple[str, Pass]] = [
+    ("gpu-requests", gpu_requests.run),
+    ("toleration", toleration.run),
+]

@@ -1,0 +1,193 @@
+"""One file through the whole pipeline: source → frontend → IR → lower → emit → self-check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.emit import render
+from dra_migrate.emit.edits import OverlappingEdits, TextEdit, apply_edits
+from dra_migrate.emit.patch import Patcher, UnsupportedLayout, content_end, line_end_after
+from dra_migrate.emit.style import Style, detect_style
+from dra_migrate.frontend.workloads import ParsedDocument, build
+from dra_migrate.ir import Workload
+from dra_migrate.kinds import KindRuleSet, load_kind_rules
+from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.names import TemplateNamer
+from dra_migrate.lower.workload import lower_workload
+from dra_migrate.plan import Append, Op, apply_ops
+from dra_migrate.source.compose import ComposeError
+from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
+
+PREFILTER = ("nvidia.com", "ResourceClaimTemplate", "volcano.sh/gpu")
+
+
+@dataclass(slots=True)
+class FileResult:
+    path: str
+    original: bytes
+    output: bytes | None = None  # None: unchanged
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    lowered: list[TemplateLowering] = field(default_factory=list)
+    new_documents: list[dict[str, Any]] = field(default_factory=list)  # destined elsewhere (--claims-out / JSON)
+    failed: bool = False  # an input or internal error: the file is left untouched
+
+    @property
+    def changed(self) -> bool:
+        return self.output is not None and self.output != self.original
+
+
+def might_need_migration(raw: bytes) -> bool:
+    return any(p.encode() in raw for p in PREFILTER)
+
+
+def reserve_existing_templates(docs: list[ParsedDocument], namer: TemplateNamer) -> None:
+    for pd in docs:
+        objs = pd.data.get("items", []) if isinstance(pd.data, dict) and pd.data.get("kind") == "List" else [pd.data]
+        for obj in objs if isinstance(objs, list) else []:
+            if isinstance(obj, dict) and obj.get("kind") in ("ResourceClaimTemplate", "ResourceClaim"):
+                meta = obj.get("metadata") or {}
+                if isinstance(meta, dict) and meta.get("name"):
+                    namer.reserve(meta.get("namespace"), str(meta["name"]))
+
+
+def process_source(
+    path: str,
+    raw: bytes,
+    ctx: RunContext,
+    *,
+    rules: KindRuleSet | None = None,
+    claims_elsewhere: bool = False,
+    helm_template: bool = False,
+    self_check: bool = True,
+) -> FileResult:
+    result = FileResult(path, raw)
+    try:
+        src = parse_source(path, raw, helm_template=helm_template)
+    except SourceError as exc:
+        result.diagnostics.append(make(exc.code, exc.message, Location(path, exc.line, exc.col)))
+        result.failed = True
+        return result
+    try:
+        _migrate(src, result, ctx, rules or load_kind_rules(), claims_elsewhere, self_check)
+    except ComposeError as exc:
+        result.diagnostics.append(make(exc.code, exc.message, Location(path, exc.line, exc.col)))
+        result.failed, result.output = True, None
+    except Exception as exc:  # noqa: BLE001 - a bug must never cost the user a traceback or a file
+        result.diagnostics.append(
+            make("DRA902", f"internal error: {type(exc).__name__}: {exc}; the file is left untouched", Location(path))
+        )
+        result.failed, result.output = True, None
+    return result
+
+
+def _migrate(
+    src: SourceFile, result: FileResult, ctx: RunContext, rules: KindRuleSet, claims_elsewhere: bool, self_check: bool
+) -> None:
+    fe = build(src, rules)
+    result.diagnostics.extend(fe.diagnostics)
+    reserve_existing_templates(fe.documents, ctx.namer)
+    file_style = Style(newline=src.newline, json=src.is_json)
+    edits: list[TextEdit] = []
+    expected: list[Any] = []
+    any_change = False
+    for pd in fe.documents:
+        doc_ops: list[Op] = []
+        doc_new: list[dict[str, Any]] = []
+        for wl in pd.workloads:
+            result.workloads.append(wl)
+            result.diagnostics.extend(wl.diagnostics)
+            ops, docs, lowered = lower_workload(wl, ctx)
+            result.lowered.extend(lowered)
+            for tl in lowered:
+                result.diagnostics.extend(tl.diagnostics)
+            if wl.item_path and docs:  # inside a kind: List the new objects become list items
+                ops.append(Append(("items",), tuple(docs)))
+                docs = []
+            doc_ops.extend(ops)
+            doc_new.extend(docs)
+        if claims_elsewhere or src.is_json:
+            result.new_documents.extend(doc_new)
+            doc_new = []
+        expected.append(apply_ops(pd.data, doc_ops) if doc_ops else pd.data)
+        expected.extend(doc_new)
+        if not doc_ops and not doc_new:
+            continue
+        any_change = True
+        style = detect_style(pd.doc.root, src.newline, src.is_json, file_style)
+        try:
+            edits.extend(Patcher(src.text, pd.doc.root, style).apply(doc_ops))
+        except UnsupportedLayout as exc:
+            line, col = src.line_col(exc.offset)
+            result.diagnostics.append(
+                make("DRA216", f"{exc.message}; the file is left as is", Location(src.path, line, col))
+            )
+            result.failed = True
+            return
+        if doc_new:
+            edits.append(_new_documents_edit(src, pd, doc_new, style))
+    if result.new_documents and src.is_json:
+        result.diagnostics.append(
+            make("DRA218", "JSON input: new ResourceClaimTemplates go to a sibling file", Location(src.path))
+        )
+    if not any_change:
+        return
+    try:
+        text = apply_edits(src.text, edits)
+    except OverlappingEdits as exc:
+        result.diagnostics.append(make("DRA901", f"self-check failed: {exc}", Location(src.path)))
+        result.failed = True
+        return
+    if self_check:
+        problem = check_output(src, text, expected, ctx)
+        if problem:
+            result.diagnostics.append(make(problem[0], problem[1], Location(src.path)))
+            result.failed = True
+            return
+    result.output = ((BOM if src.bom else "") + text).encode("utf-8")
+
+
+def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str, Any]], style: Style) -> TextEdit:
+    doc = pd.doc
+    text = src.text
+    nl = src.newline
+    if doc.explicit_end:
+        pos = line_end_after(text, doc.end)
+    else:
+        assert doc.root is not None
+        pos = line_end_after(text, content_end(doc.root, text))
+    body = "".join("---" + nl + render.document(d, style) for d in docs)
+    if pos >= len(text) and not text.endswith("\n"):
+        return TextEdit(pos, pos, nl + body.rstrip("\r\n"), 10_000)
+    return TextEdit(pos, pos, body, 10_000)
+
+
+def check_output(src: SourceFile, text: str, expected: list[Any], ctx: RunContext) -> tuple[str, str] | None:
+    """Parse the output independently and require exactly the intended data, and a fixed point."""
+    from dra_migrate.source.compose import compose_documents
+    from dra_migrate.source.plain import to_plain
+
+    try:
+        docs = compose_documents(text)
+    except ComposeError as exc:
+        return "DRA901", f"self-check failed: the output does not parse ({exc.message} at line {exc.line})"
+    actual = [to_plain(d.root) for d in docs]
+    if actual != expected:
+        return "DRA901", "self-check failed: " + explain_difference(expected, actual)
+    again = process_source(src.path, text.encode(), RunContext(ctx.options), self_check=False)
+    if again.output is not None and again.output != text.encode():
+        return "DRA903", "migrating the output again would change it again"
+    return None
+
+
+def explain_difference(expected: Any, actual: Any) -> str:
+    from deepdiff import DeepDiff  # heavy: only imported when something is wrong
+
+    diff = DeepDiff(expected, actual, verbose_level=1)
+    paths = []
+    for kind, items in diff.items():
+        for p in list(items)[:5] if hasattr(items, "__iter__") else []:
+            paths.append(f"{kind}: {p}")
+    return "unexpected difference at " + "; ".join(paths[:5]) if paths else "unexpected difference"
