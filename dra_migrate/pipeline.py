@@ -116,7 +116,7 @@ def _migrate(
         if not doc_ops and not doc_new:
             continue
         any_change = True
-        style = detect_style(pd.doc.root, src.newline, src.is_json, file_style)
+        style = detect_style(pd.doc.root, src.newline, src.is_json, file_style, src.text)
         try:
             edits.extend(Patcher(src.text, pd.doc.root, style).apply(doc_ops))
         except UnsupportedLayout as exc:
@@ -160,8 +160,8 @@ def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str
         pos = line_end_after(text, content_end(doc.root, text))
     body = "".join("---" + nl + render.document(d, style) for d in docs)
     if pos >= len(text) and not text.endswith("\n"):
-        return TextEdit(pos, pos, nl + body.rstrip("\r\n"), 10_000)
-    return TextEdit(pos, pos, body, 10_000)
+        return TextEdit(pos, pos, nl + body.rstrip("\r\n"), 0, 1_000_000)
+    return TextEdit(pos, pos, body, 0, 1_000_000)
 
 
 def check_output(src: SourceFile, text: str, expected: list[Any], ctx: RunContext) -> tuple[str, str] | None:

@@ -11,6 +11,9 @@ class TextEdit:
     end: int
     text: str
     order: int = 0  # tie-break for several insertions at one offset
+    # insertions at one offset: lower rank first, so text for an inner (deeper) collection precedes text
+    # for its ancestors, and new documents come last
+    rank: int = 0
 
 
 class OverlappingEdits(Exception):
@@ -20,9 +23,8 @@ class OverlappingEdits(Exception):
 def apply_edits(text: str, edits: list[TextEdit]) -> str:
     if not edits:
         return text
-    ordered = sorted(edits, key=lambda e: (e.start, e.end > e.start, e.order))
-    # deletions/replacements that start where an insertion sits must come after it: re-sort stably
-    ordered = sorted(ordered, key=lambda e: (e.start, 0 if e.end == e.start else 1, e.order))
+    # at one offset: insertions before a deletion/replacement that starts there
+    ordered = sorted(edits, key=lambda e: (e.start, 0 if e.end == e.start else 1, e.rank, e.order))
     out: list[str] = []
     pos = 0
     for e in ordered:

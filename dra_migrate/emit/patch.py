@@ -88,16 +88,16 @@ class Patcher:
         self.edits: list[TextEdit] = []
         self._order = 0
 
-    def _edit(self, start: int, end: int, text: str) -> None:
+    def _edit(self, start: int, end: int, text: str, rank: int = 0) -> None:
         self._order += 1
-        self.edits.append(TextEdit(start, end, text, self._order))
+        self.edits.append(TextEdit(start, end, text, self._order, rank))
 
-    def _insert_lines(self, pos: int, lines: list[str]) -> None:
+    def _insert_lines(self, pos: int, lines: list[str], indent: int) -> None:
         body = self.nl.join(lines)
         if pos >= len(self.text) and not self.text.endswith("\n"):
-            self._edit(pos, pos, self.nl + body)
+            self._edit(pos, pos, self.nl + body, -indent)
         else:
-            self._edit(pos, pos, body + self.nl)
+            self._edit(pos, pos, body + self.nl, -indent)
 
     # -- grouping ----------------------------------------------------------------------------
     def apply(self, ops: list[Op]) -> list[TextEdit]:
@@ -152,7 +152,7 @@ class Patcher:
             lines: list[str] = []
             for op in adds:
                 lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
-            self._insert_lines(pos, lines)
+            self._insert_lines(pos, lines, key_col)
 
     # -- block sequences ---------------------------------------------------------------------
     def _block_sequence(self, node: Sequence, ops: list[Op]) -> None:
@@ -164,7 +164,7 @@ class Patcher:
                 assert isinstance(idx, int)
                 item = node.items[idx]
                 lines = render.block_item(op.value, dash_col, self.style)
-                lines[0] = lines[0][dash_col + 2 :]
+                lines[0] = lines[0][dash_col + self.style.item_offset :]
                 end = line_end_after(text, content_end(item, text))
                 self._edit(item.start, end, self.nl.join(lines) + self.nl)
             elif isinstance(op, Append):
@@ -172,7 +172,7 @@ class Patcher:
                 lines = []
                 for item in op.items:
                     lines.extend(render.block_item(item, dash_col, self.style))
-                self._insert_lines(pos, lines)
+                self._insert_lines(pos, lines, dash_col)
             else:
                 raise UnsupportedLayout("unsupported operation on a sequence", node.start)
 

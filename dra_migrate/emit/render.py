@@ -84,17 +84,19 @@ def block_entry(k: str, value: Any, indent: int, style: Style) -> list[str]:
 def block_item(value: Any, indent: int, style: Style) -> list[str]:
     """Lines for one block sequence item whose dash is at column `indent`."""
     pad = " " * indent
+    step = style.item_offset
+    dash = "-" + " " * (step - 1)
     if isinstance(value, dict) and value:
         inner: list[str] = []
         for ck, cv in value.items():
-            inner.extend(block_entry(ck, cv, indent + 2, style))
-        inner[0] = pad + "- " + inner[0][indent + 2 :]
+            inner.extend(block_entry(ck, cv, indent + step, style))
+        inner[0] = pad + dash + inner[0][indent + step :]
         return inner
     if isinstance(value, list) and value:
         inner = []
         for item in value:
-            inner.extend(block_item(item, indent + 2, style))
-        inner[0] = pad + "- " + inner[0][indent + 2 :]
+            inner.extend(block_item(item, indent + step, style))
+        inner[0] = pad + dash + inner[0][indent + step :]
         return inner
     return [f"{pad}- {flow(value, style) if isinstance(value, (dict, list)) else scalar(value)}"]
 

@@ -49,7 +49,8 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
             tl.diag("DRA207", f"existing resourceClaims ({', '.join(sorted(claim_names))}) kept; the GPU claim "
                     f"is added as {pod_claim!r}")
         ops.extend(tl.ops)
-        ops.extend(_wire_claims(tl))
+        if tl.requests:
+            ops.extend(_wire_claims(tl))
         if tl.shared_claim is None and tl.requests:
             docs.append(
                 claim_template(template_name, wl.namespace, tl.requests, ctx.options.api_version,

@@ -1,0 +1,3 @@
+from dra_migrate.entry import main
+
+main()

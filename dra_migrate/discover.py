@@ -1,0 +1,53 @@
+"""Find manifest files under the given paths: sorted, never following links out of the tree."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dra_migrate.diagnostics import Diagnostic, Location, make
+
+EXTENSIONS = (".yaml", ".yml", ".json")
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__", ".terraform"}
+
+
+@dataclass(slots=True)
+class Found:
+    path: Path
+    display: str
+    root: Path  # the argument it was found under (for --output-dir layout)
+
+
+def discover(
+    paths: Sequence[str], excludes: Sequence[str] = (), diagnostics: list[Diagnostic] | None = None
+) -> Iterator[Found]:
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            root = p.resolve()
+            for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _excluded(Path(dirpath, d), excludes))
+                for name in sorted(filenames):
+                    fp = Path(dirpath, name)
+                    if not name.endswith(EXTENSIONS) or _excluded(fp, excludes):
+                        continue
+                    if fp.is_symlink():
+                        target = fp.resolve()
+                        if not target.is_relative_to(root):
+                            if diagnostics is not None:
+                                diagnostics.append(make("DRA110", f"symbolic link to {target} leaves the tree; "
+                                                        "not followed", Location(str(fp))))
+                            continue
+                    yield Found(fp, str(fp), p)
+        elif p.exists() or p.is_symlink():
+            yield Found(p, str(p), p.parent)
+        elif diagnostics is not None:
+            diagnostics.append(make("DRA106", "no such file or directory", Location(arg)))
+
+
+def _excluded(path: Path, excludes: Sequence[str]) -> bool:
+    s = str(path)
+    return any(fnmatch.fnmatch(s, g) or fnmatch.fnmatch(path.name, g) for g in excludes)
