@@ -1,0 +1,35 @@
+"""The official Kubernetes schemas (kubernetes-validate) as a test oracle, independent of our own code."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import kubernetes_validate
+import yaml
+
+
+def documents(data: bytes, name: str) -> list[dict[str, Any]]:
+    text = data.decode("utf-8-sig")
+    if name.endswith(".json"):
+        docs = [json.loads(text)]
+    else:
+        docs = [d for d in yaml.safe_load_all(text) if d]
+    out: list[dict[str, Any]] = []
+    for d in docs:
+        if isinstance(d, dict) and d.get("kind") == "List":
+            out.extend(i for i in d.get("items", []) if isinstance(i, dict))
+        elif isinstance(d, dict):
+            out.append(d)
+    return out
+
+
+def schema_errors(obj: dict[str, Any], version: str) -> str | None:
+    """None if valid under the strict official schema of `version`; else the error text."""
+    try:
+        kubernetes_validate.validate(obj, version, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}: {'.'.join(map(str, exc.path))}: {exc.message}"
+    except kubernetes_validate.SchemaNotFoundError:
+        return None  # a CRD: no official schema
+    return None
