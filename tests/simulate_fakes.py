@@ -78,8 +78,8 @@ _PATTERNS: list[tuple[str, Callable[[re.Match[str]], Callable[[Device], Any]]]] 
 class FakeEngine:
     """Supports only the expression forms the simulator tests use; anything else is a compile error."""
 
-    compile_errors = (FakeCompileError,)
-    runtime_errors = (FakeEvalError,)
+    compile_errors: tuple[type[BaseException], ...] = (FakeCompileError,)
+    runtime_errors: tuple[type[BaseException], ...] = (FakeEvalError,)
 
     def __init__(self) -> None:
         self.evaluations = 0

@@ -8,6 +8,7 @@ testcases map, under the quoted name. Names and shapes follow upstream's generat
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def run(
 
 def picked(result: AllocationResult, claim: int = 0) -> list[tuple[str, DeviceId]]:
     """(request or request/subrequest, device) pairs like upstream deviceAllocationResult()."""
-    out = []
+    out: list[tuple[str, DeviceId]] = []
     for r in result.claims[claim].requests:
         name = f"{r.request}/{r.subrequest}" if r.subrequest else r.request
         out.extend((name, d) for d in r.devices)
@@ -64,10 +65,10 @@ def picked(result: AllocationResult, claim: int = 0) -> list[tuple[str, DeviceId
 
 
 def one_device_slice(
-    name: str = "slice-1", node: str = NODE_1, pool: str = "pool-1", driver: str = DRIVER_A, **kw: int
+    name: str = "slice-1", node: str = NODE_1, pool: str = "pool-1", driver: str = DRIVER_A, count: int = 1
 ) -> dict:
     # sliceWithOneDevice(): a single device named device-1
-    return resource_slice(name, node, pool, driver, device("device-1"), **kw)
+    return resource_slice(name, node, pool, driver, device("device-1"), count=count)
 
 
 def test_simple() -> None:
@@ -503,7 +504,7 @@ def test_with_constraint_for_request_retry() -> None:
             ),
         ),
     )
-    constraints = [
+    constraints: list[dict[str, Any]] = [
         {"requests": ["req-0"], "matchAttribute": f"{DRIVER_A}/driverVersion"},
         {"matchAttribute": f"{DRIVER_A}/stringAttribute"},
     ]

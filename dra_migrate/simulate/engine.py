@@ -21,8 +21,11 @@ class SelectorEngine(Protocol):
     `to_device` converts the simulator's Device into what `evaluate` expects.
     """
 
-    compile_errors: tuple[type[BaseException], ...]
-    runtime_errors: tuple[type[BaseException], ...]
+    @property
+    def compile_errors(self) -> tuple[type[BaseException], ...]: ...
+
+    @property
+    def runtime_errors(self) -> tuple[type[BaseException], ...]: ...
 
     def compile(self, expression: str) -> CompiledSelectorLike: ...
 

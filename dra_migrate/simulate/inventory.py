@@ -328,3 +328,10 @@ def gather_pools(slices: Sequence[Slice], node: Node) -> list[Pool]:
                 continue
         pools.append(Pool(driver, name, list(members), invalid_reason=_duplicate_device(members)))
     return pools
+
+
+def inventory_from_nodes(nodes: Iterable[Mapping[str, Any]]) -> Inventory:
+    """Expected inventory from Node objects' GFD labels (see dra_migrate.simulate.gfd)."""
+    from dra_migrate.simulate.gfd import inventory_from_nodes as build
+
+    return build(nodes)
