@@ -1,7 +1,8 @@
 """Target Kubernetes versions: served resource.k8s.io versions, DRA feature gates and the CEL environment.
 
 The facts live in rules/features.yaml (validated by schemas/features.schema.json); this module only interprets
-them. A `Target` answers "may the compiler emit X for this cluster?" for one release and optional gate overrides.
+them. A `Target` answers "may the compiler emit X for this cluster?" for one release and optional gate
+overrides.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class Features:
     default_target: str
     api_versions: dict[str, ApiVersionInfo]
     targets: dict[str, TargetData]
+    limits: dict[str, int]
     gates: dict[str, GateSpec]
     features: dict[str, FeatureSpec]
     cel_libraries: dict[str, CelLibrary]
@@ -163,20 +165,29 @@ def _next_minor(v: Version) -> Version:
 def _build(raw: dict[str, Any]) -> Features:
     errors: list[str] = []
     api_versions = {
-        name: ApiVersionInfo(name, parse_version(d["introduced"]), _opt_version(d, "deprecated"),
-                             _opt_version(d, "removed"), d["enabled_by_default"])
+        name: ApiVersionInfo(
+            name,
+            parse_version(d["introduced"]),
+            _opt_version(d, "deprecated"),
+            _opt_version(d, "removed"),
+            d["enabled_by_default"],
+        )
         for name, d in raw["api_versions"].items()
     }
     targets: dict[str, TargetData] = {}
     for ver, d in raw["targets"].items():
-        targets[ver] = TargetData(ver, tuple(d["served"]), d["emit"], d["request_shape"], d["reserved_for_limit"])
+        targets[ver] = TargetData(
+            ver, tuple(d["served"]), d["emit"], d["request_shape"], d["reserved_for_limit"]
+        )
         for av in d["served"]:
             if av not in api_versions:
                 errors.append(f"targets.{ver}: unknown API version {av}")
         if d["emit"] not in d["served"]:
             errors.append(f"targets.{ver}: emits {d['emit']} which it does not serve")
     if tuple(targets) != SUPPORTED_VERSIONS:
-        errors.append(f"targets must be exactly {', '.join(SUPPORTED_VERSIONS)} in order, got {', '.join(targets)}")
+        errors.append(
+            f"targets must be exactly {', '.join(SUPPORTED_VERSIONS)} in order, got {', '.join(targets)}"
+        )
     if raw["default_target"] not in targets:
         errors.append(f"default_target {raw['default_target']} is not a target")
 
@@ -190,7 +201,9 @@ def _build(raw: dict[str, Any]) -> Features:
             errors.append(f"gates.{name}: history is not in ascending version order")
         gates[name] = GateSpec(name, tuple(d.get("depends_on", ())), history)
     for g in gates.values():
-        errors.extend(f"gates.{g.name}: depends on unknown gate {dep}" for dep in g.depends_on if dep not in gates)
+        errors.extend(
+            f"gates.{g.name}: depends on unknown gate {dep}" for dep in g.depends_on if dep not in gates
+        )
 
     features: dict[str, FeatureSpec] = {}
     for name, d in raw["features"].items():
@@ -231,6 +244,7 @@ def _build(raw: dict[str, Any]) -> Features:
         default_target=raw["default_target"],
         api_versions=api_versions,
         targets=targets,
+        limits=dict(raw["limits"]),
         gates=gates,
         features=features,
         cel_libraries=libs,
@@ -282,7 +296,9 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
         if name not in known:
             hint = difflib.get_close_matches(name, list(known), n=1)
             suffix = f"; did you mean {hint[0]}?" if hint else ""
-            raise FeatureGateError(f"unknown feature gate {name!r}{suffix} (known: {', '.join(sorted(known))})")
+            raise FeatureGateError(
+                f"unknown feature gate {name!r}{suffix} (known: {', '.join(sorted(known))})"
+            )
         enabled = lowered == "true"
         if name in result and result[name] != enabled:
             raise FeatureGateError(f"feature gate {name} is given twice with different values")
@@ -293,11 +309,13 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
 # --- CEL call extraction ------------------------------------------------------------------------------------
 
 _STRING_START = re.compile(r"""(?i:(?:r|b|rb|br)?)('''|\"\"\"|'|")""")
-_CALL = re.compile(r"(?<![A-Za-z0-9_])(\.\s*)?([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
+_CALL = re.compile(
+    r"(?<![A-Za-z0-9_])(\.\s*)?([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\("
+)
 
 
 def _strip_strings(expr: str) -> str:
-    """Replace every CEL string/bytes literal by an empty one, so text inside quotes never looks like a call."""
+    """Replace every CEL string/bytes literal by an empty one: text inside quotes never looks like a call."""
     out: list[str] = []
     i, n = 0, len(expr)
     while i < n:
@@ -305,7 +323,7 @@ def _strip_strings(expr: str) -> str:
         if ch in "'\"" or (ch in "rRbB" and (i == 0 or not (expr[i - 1].isalnum() or expr[i - 1] == "_"))):
             m = _STRING_START.match(expr, i)
             if m and (ch in "'\"" or m.start(1) > i):
-                prefix = expr[i:m.start(1)]
+                prefix = expr[i : m.start(1)]
                 quote = m.group(1)
                 raw = "r" in prefix.lower()
                 j = m.end()
@@ -358,7 +376,7 @@ def cel_function_calls(expression: str) -> list[tuple[str, int]]:
     return calls
 
 
-# --- Target ---------------------------------------------------------------------------------------------------
+# --- Target -------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -372,7 +390,8 @@ class Target:
         version = normalize_version(self.version)
         if version not in SUPPORTED_VERSIONS:
             raise ValueError(
-                f"unsupported target Kubernetes version {self.version}: supported are {', '.join(SUPPORTED_VERSIONS)}"
+                f"unsupported target Kubernetes version {self.version}: "
+                f"supported are {', '.join(SUPPORTED_VERSIONS)}"
             )
         object.__setattr__(self, "version", version)
         known = load_features().gates
@@ -454,7 +473,8 @@ class Target:
                 problems.append(f"feature gate {name} does not exist in Kubernetes {self.version}")
             elif state.locked and value != state.default:
                 problems.append(
-                    f"feature gate {name} is locked to {str(state.default).lower()} in Kubernetes {self.version}"
+                    f"feature gate {name} is locked to {str(state.default).lower()} "
+                    f"in Kubernetes {self.version}"
                 )
         return problems
 
@@ -470,9 +490,13 @@ class Target:
         if lib.gate is not None:
             return self.feature_enabled(lib.gate, overrides)
         v = self._v
-        return lib.new_from is not None and lib.new_from <= v and (lib.new_until is None or v <= lib.new_until)
+        return (
+            lib.new_from is not None and lib.new_from <= v and (lib.new_until is None or v <= lib.new_until)
+        )
 
-    def cel_functions_unavailable(self, expression: str, overrides: Mapping[str, bool] | None = None) -> list[str]:
+    def cel_functions_unavailable(
+        self, expression: str, overrides: Mapping[str, bool] | None = None
+    ) -> list[str]:
         """Functions an expression calls that this release does not offer to new expressions.
 
         Each name is reported once, in order of appearance; 'name/N' when the function exists here but not
