@@ -28,6 +28,7 @@ RULES_FILE = _ROOT / "rules" / "features.yaml"
 SCHEMA_FILE = _ROOT / "schemas" / "features.schema.json"
 
 Version = tuple[int, int]
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FeatureDataError(Exception):
@@ -255,7 +256,7 @@ def _build(raw: dict[str, Any]) -> Features:
 def load_features_from(path: Path) -> Features:
     """Load and check a features file (uncached; tests and --rules overrides use this)."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)  # noqa: S506 (safe loader)
     except (OSError, yaml.YAMLError) as exc:
         raise FeatureDataError(f"cannot read {path}: {exc}") from exc
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
