@@ -119,6 +119,22 @@ _ALL: list[Code] = [
          "is not rewritten. Add a rule file (see `dra-migrate rules --kinds` and --rules DIR)."),
     # --- DRA5xx: sharing and MIG -------------------------------------------------------------
     # --- DRA6xx: target versions and validation ----------------------------------------------
+    Code("DRA601", E, "api-version-not-served",
+         "The target Kubernetes version does not serve this apiVersion/kind.",
+         "The object would be rejected by the API server of the target release because that release does not "
+         "know the apiVersion for this kind (for example resource.k8s.io/v1 before 1.34). Choose another "
+         "--target or let dra-migrate emit the version the target serves."),
+    Code("DRA602", E, "schema-violation",
+         "The object does not match the official schema of the target version.",
+         "Checked against the OpenAPI-derived JSON schema of the target release (bundled with "
+         "kubernetes-validate), rejecting unknown fields. The API server would refuse the object."),
+    Code("DRA603", E, "api-limit-violated",
+         "The object breaks an API-server validation rule the schema does not carry.",
+         "DRA objects have limits beyond the schema: at most 32 requests, 8 subrequests, 32 selectors, "
+         "constraints and config entries, 32 devices per claim, 10 Ki characters per CEL expression, DNS "
+         "names, unique names and references that must exist. The API server (or the scheduler, for the "
+         "device count) "
+         "would refuse the object."),
     # --- DRA7xx: integrations ----------------------------------------------------------------
     # --- DRA8xx: scheduling lints and simulation ---------------------------------------------
     # --- DRA9xx: internal safety checks ------------------------------------------------------

@@ -1,0 +1,177 @@
+"""Validation against the official JSON schemas of a Kubernetes release.
+
+The schemas are the OpenAPI-derived ones bundled with the `kubernetes-validate` package (one directory per
+release, `-strict` variants reject unknown fields). Unlike kubernetes_validate.validate(), which re-reads
+the 1.5 MB `_definitions.json` and rebuilds a validator for every object, this module loads each release's
+definitions once, indexes the top-level kinds by their x-kubernetes-group-version-kind and caches one
+validator per (kind, apiVersion, release, strictness). Which apiVersions a release serves is read from the
+same index, so "resource.k8s.io/v1 under 1.33" is reported as not served rather than silently skipped.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from functools import cache, lru_cache
+from typing import Any
+
+import jsonschema
+from kubernetes_validate.utils import all_versions, schema_contents
+from referencing import Registry, Resource
+
+from dra_migrate.features import normalize_version, parse_version
+from dra_migrate.validate.issues import NOT_SERVED, SCHEMA, SchemaIssue, join_path, path_from
+
+DEFINITIONS_ID = "https://kubernetes.io/api/_definitions.json"
+_MAX_MESSAGE = 240
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """'resource.k8s.io/v1' → ('resource.k8s.io', 'v1'); 'v1' → ('', 'v1')."""
+    group, sep, version = api_version.rpartition("/")
+    return (group, version) if sep else ("", api_version)
+
+
+@cache
+def _bundled_versions() -> frozenset[str]:
+    return frozenset(normalize_version(v) for v in all_versions())
+
+
+def _release(k8s_version: str) -> str:
+    release = normalize_version(k8s_version)
+    if release not in _bundled_versions():
+        raise ValueError(
+            f"no bundled schemas for Kubernetes {release} "
+            f"(kubernetes-validate has {', '.join(sorted(_bundled_versions(), key=parse_version))})"
+        )
+    return release
+
+
+@cache
+def _definitions(release: str, strict: bool) -> dict[str, Any]:
+    directory = f"v{release}.0-local" + ("-strict" if strict else "")
+    defs = schema_contents(f"kubernetes-json-schema/{directory}/_definitions.json", release)
+    if not isinstance(defs, dict) or defs.get("$id") != DEFINITIONS_ID or "$defs" not in defs:
+        raise RuntimeError(f"unexpected layout of kubernetes-validate schemas for {release}")
+    return defs
+
+
+@cache
+def _registry(release: str, strict: bool) -> Registry:
+    return Resource.from_contents(_definitions(release, strict)) @ Registry()
+
+
+@cache
+def _kind_index(release: str) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """(group, kind) → {version: definition name} for every top-level kind the release serves."""
+    index: dict[tuple[str, str], dict[str, str]] = {}
+    for name, schema in _definitions(release, True)["$defs"].items():
+        gvks = schema.get("x-kubernetes-group-version-kind", [])
+        # Shared meta types (DeleteOptions, WatchEvent) list every group: they are not objects one applies.
+        if len(gvks) != 1:
+            continue
+        gvk = gvks[0]
+        index.setdefault((gvk["group"], gvk["kind"]), {})[gvk["version"]] = name
+    return index
+
+
+@cache
+def _known_groups(release: str) -> frozenset[str]:
+    return frozenset(group for group, _ in _kind_index(release))
+
+
+def served_api_versions(kind: str, k8s_version: str) -> list[str]:
+    """apiVersions under which `kind` is served by a release, e.g. ['resource.k8s.io/v1beta1', ...]."""
+    release = _release(k8s_version)
+    out: list[str] = []
+    for (group, k), versions in _kind_index(release).items():
+        if k == kind:
+            out.extend(f"{group}/{v}" if group else v for v in versions)
+    return sorted(out)
+
+
+def schema_served(kind: str, api_version: str, k8s_version: str) -> bool:
+    group, version = split_api_version(api_version)
+    return version in _kind_index(_release(k8s_version)).get((group, kind), {})
+
+
+@lru_cache(maxsize=512)
+def _validator(
+    kind: str, api_version: str, release: str, strict: bool
+) -> jsonschema.Draft202012Validator | None:
+    group, version = split_api_version(api_version)
+    name = _kind_index(release).get((group, kind), {}).get(version)
+    if name is None:
+        return None
+    root = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": f"{DEFINITIONS_ID}#/$defs/{name}",
+    }
+    return jsonschema.Draft202012Validator(root, registry=_registry(release, strict))
+
+
+def _is_builtin_group(group: str, release: str) -> bool:
+    # Groups in the schemas are built in; so is anything under the reserved k8s.io / kubernetes.io domains
+    # (a misspelt version or kind there is an error, not a custom resource we cannot check).
+    return group in _known_groups(release) or group.endswith((".k8s.io", ".kubernetes.io")) or group == ""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def _schema_issues(
+    validator: jsonschema.Draft202012Validator, obj: Mapping[str, Any]
+) -> Iterator[SchemaIssue]:
+    for err in validator.iter_errors(obj):
+        base = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = list(err.schema.get("properties", {})) if isinstance(err.schema, dict) else []
+            for extra in sorted(k for k in err.instance if k not in allowed):
+                hint = difflib.get_close_matches(str(extra), allowed, n=1)
+                suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+                yield SchemaIssue(path_from([*base, extra]), f"unknown field {extra!r}{suffix}", SCHEMA)
+            continue
+        if err.validator == "required" and isinstance(err.instance, dict):
+            # Point at the missing field itself; the semantic checks report at the same path and are dropped.
+            for missing in err.validator_value:
+                if missing not in err.instance:
+                    yield SchemaIssue(path_from([*base, missing]), f"{missing} is required", SCHEMA)
+            continue
+        yield SchemaIssue(path_from(base), _short(err.message), SCHEMA)
+
+
+def validate_object(
+    obj: Mapping[str, Any], k8s_version: str, strict: bool = True, semantic: bool = True
+) -> list[SchemaIssue]:
+    """Check one object against the schema of Kubernetes `k8s_version` (e.g. '1.34').
+
+    strict: unknown fields are errors (the '-strict' schemas). semantic: also run the API-server rules the
+    schema does not express (dra_migrate.validate.limits) for ResourceClaim(Template) and Pod objects.
+    Objects of groups the release does not know (custom resources) yield no issues: there is no schema.
+    """
+    release = _release(k8s_version)
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+        return [SchemaIssue("", "object has no apiVersion and kind", SCHEMA)]
+    validator = _validator(kind, api_version, release, strict)
+    if validator is None:
+        group, _ = split_api_version(api_version)
+        if not _is_builtin_group(group, release):
+            return []
+        served = served_api_versions(kind, release)
+        where = f"it serves {kind} as {', '.join(served)}" if served else f"it has no kind {kind!r}"
+        return [
+            SchemaIssue(
+                join_path("", "apiVersion"),
+                f"{api_version} {kind} is not served by Kubernetes {release} ({where})",
+                NOT_SERVED,
+            )
+        ]
+    issues = sorted(_schema_issues(validator, obj), key=lambda i: (i.path, i.message))
+    if semantic:
+        from dra_migrate.validate.limits import check_object_limits
+
+        reported = {i.path for i in issues}
+        issues.extend(i for i in check_object_limits(obj) if i.path not in reported)
+    return issues
