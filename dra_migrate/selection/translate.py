@@ -286,6 +286,9 @@ def _required(
     new_terms = [_rest_term(t, rest) for t, (_, rest, _) in zip(terms, parts, strict=True)]
     for c, _, _ in parts:
         records += c.records
+    if not many:
+        conj = parts[0][0]
+        return (None if _is_empty_term(new_terms[0]) else new_terms), [p.render() for p in conj.preds]
     if len(set(rests)) == 1:
         # (R ∧ G1) ∨ (R ∧ G2) = R ∧ (G1 ∨ G2): the node part stays once, the GPU parts become one OR.
         gpu_pred = any_of([c.pred for c, _, _ in parts])
