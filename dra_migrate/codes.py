@@ -113,6 +113,41 @@ _ALL: list[Code] = [
          "A JSON file holds one object, so new ResourceClaimTemplates are written to '<file>.dra-claims.json' "
          "beside it (a kind: List)."),
     # --- DRA3xx: GPU selection ---------------------------------------------------------------
+    Code("DRA301", I, "gpu-selection-moved", "GPU node labels were moved into the claim's device selectors.",
+         "Labels written by GPU Feature Discovery only served to pick the GPU model, memory or architecture. "
+         "They now select the device itself (CEL selectors on the gpu.nvidia.com attributes) and leave the "
+         "node selector, which also makes the pod schedulable on any node that has such a device."),
+    Code("DRA302", W, "terms-not-separable", "ORed node affinity terms tie a GPU choice to a node choice.",
+         "Each nodeSelectorTerm is an alternative. When the terms pair different GPU labels with different "
+         "node labels (zone A with A100 or zone B with H100), no claim selector plus node affinity expresses "
+         "the same pairs. The affinity is left unchanged and the claim does not constrain the GPU model."),
+    Code("DRA303", W, "untranslatable-requirement", "A GPU label requirement has no device equivalent.",
+         "The requirement stays on the node selector or affinity, where it still needs the label on the "
+         "node. Check that the label exists on the DRA nodes, or rewrite the requirement as a CEL selector."),
+    Code("DRA304", W, "label-dropped", "A device-plugin label was removed from the node selection.",
+         "The label describes the device-plugin configuration (sharing, MIG strategy, config name) or is a "
+         "timestamp. It has no meaning once DRA serves the GPUs and would go stale, so it no longer "
+         "restricts where the pod runs; sharing is configured per claim."),
+    Code("DRA305", I, "preferences-first-available",
+         "Preferred GPU labels became firstAvailable alternatives.",
+         "Preferred node affinity on GPU labels is expressed as an ordered list of subrequests: the "
+         "scheduler takes the first one that can be allocated, highest weight first, and falls back to any "
+         "GPU. Weights are no longer added up across several matching preferences."),
+    Code("DRA306", W, "preference-not-separable", "A preferred term mixes GPU and node labels.",
+         "The preference pairs a GPU label with a node label; it is left unchanged on the node affinity."),
+    Code("DRA307", W, "approximate-selection", "A label was translated approximately.",
+         "The label value is not the number the device publishes (for example a cloud catalogue's nominal "
+         "GPU memory); the selector uses a tolerance and may accept slightly different devices."),
+    Code("DRA308", W, "mig-label-full-gpu-class",
+         "The label describes a MIG slice but the request is for full GPUs.",
+         "MIG-enabled GPUs are published only as their slices, in the mig.nvidia.com class. A label that "
+         "names a MIG profile means the pod ran on a slice: the request should use mig.nvidia.com. The label "
+         "is left on the node selector."),
+    Code("DRA309", I, "cloud-label-kept", "A cloud provider's GPU label stays on the node selector.",
+         "Provider-maintained labels still hold on DRA nodes, so they keep selecting the node pool; they are "
+         "not duplicated in the claim. --move-cloud-labels moves them into the claim instead."),
+    Code("DRA310", W, "too-many-alternatives", "More GPU preferences than firstAvailable allows.",
+         "A request has at most 8 subrequests; the lowest-weight preferences were left out."),
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "

@@ -1,0 +1,86 @@
+"""Label translation rules (data in rules/labels.yaml, schema in schemas/labels.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RULES = ROOT / "rules" / "labels.yaml"
+SCHEMA = ROOT / "schemas" / "labels.schema.json"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRule:
+    key: str
+    kind: str  # attribute | capacity | node | drop
+    name: str  # attribute/capacity name; "" for node/drop
+    transform: str
+    table: str
+    part: str
+    policy: str  # move | keep; "" for node/drop
+    mig_only: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRules:
+    labels: dict[str, LabelRule]
+    prefixes: dict[str, LabelRule]
+    tables: dict[str, dict[str, Any]]
+
+    def lookup(self, key: str) -> LabelRule | None:
+        if key in self.labels:
+            return self.labels[key]
+        # Longest prefix wins so a specific prefix can refine a general one.
+        for prefix in sorted(self.prefixes, key=len, reverse=True):
+            if key.startswith(prefix):
+                return self.prefixes[prefix]
+        return None
+
+
+def _rule(key: str, raw: dict[str, Any]) -> LabelRule:
+    kind, _, name = raw["target"].partition(" ")
+    return LabelRule(
+        key=key,
+        kind=kind,
+        name=name,
+        transform=raw.get("transform", ""),
+        table=raw.get("table", ""),
+        part=raw.get("part", ""),
+        policy=raw.get("policy", ""),
+        mig_only=bool(raw.get("mig_only", False)),
+        why=raw["why"],
+    )
+
+
+def parse_label_rules(data: Any) -> LabelRules:
+    """Validate raw rule data against the schema and build the lookup structure."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(data)
+    tables: dict[str, dict[str, Any]] = data["tables"]
+    for key, raw in [*data["labels"].items(), *data.get("prefixes", {}).items()]:
+        if "table" in raw and raw["table"] not in tables:
+            raise ValueError(f"label rule {key!r} names unknown table {raw['table']!r}")
+    return LabelRules(
+        labels={k: _rule(k, v) for k, v in data["labels"].items()},
+        prefixes={k: _rule(k, v) for k, v in data.get("prefixes", {}).items()},
+        tables=tables,
+    )
+
+
+def load_label_rules(path: Path | None = None) -> LabelRules:
+    if path is None:
+        return _default_rules()
+    return parse_label_rules(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=1)
+def _default_rules() -> LabelRules:
+    return parse_label_rules(yaml.safe_load(DEFAULT_RULES.read_text(encoding="utf-8")))
