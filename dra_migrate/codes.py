@@ -148,6 +148,11 @@ _ALL: list[Code] = [
          "not duplicated in the claim. --move-cloud-labels moves them into the claim instead."),
     Code("DRA310", W, "too-many-alternatives", "More GPU preferences than firstAvailable allows.",
          "A request has at most 8 subrequests; the lowest-weight preferences were left out."),
+    Code("DRA311", W, "preferences-kept-no-first-available",
+         "Preferred GPU node affinity was kept: the target has no firstAvailable.",
+         "Preferences between GPU models become firstAvailable subrequests, which need the DRAPrioritizedList "
+         "feature (beta and on from 1.34). For an older target the preferred node affinity stays as it is, "
+         "which still steers pods to nodes but no longer ranks devices."),
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "

@@ -36,7 +36,12 @@ class Append:
     items: tuple[Any, ...]
 
 
-Op = DeleteKey | SetKey | ReplaceValue | Append
+@dataclass(frozen=True, slots=True)
+class DeleteItem:
+    path: DocPath  # the sequence item to delete (path[-1] is its index in the original sequence)
+
+
+Op = DeleteKey | SetKey | ReplaceValue | Append | DeleteItem
 
 
 @dataclass(slots=True)
@@ -59,10 +64,18 @@ def _walk(data: Any, path: DocPath) -> Any:
 def apply_ops(data: Any, ops: list[Op]) -> Any:
     """The plain-data result of applying `ops` (the self-check's expectation)."""
     out = copy.deepcopy(data)
-    # Deletions last, so paths of other operations (computed on the original) stay valid.
-    for op in sorted(ops, key=lambda o: isinstance(o, DeleteKey)):
+    # Deletions last (items from the highest index down), so paths computed on the original stay valid.
+    def order(o: Op) -> tuple[int, int]:
+        if isinstance(o, DeleteItem):
+            return (2, -int(o.path[-1]))
+        return (1 if isinstance(o, DeleteKey) else 0, 0)
+
+    for op in sorted(ops, key=order):
         parent = _walk(out, op.path[:-1]) if not isinstance(op, Append) else None
-        if isinstance(op, DeleteKey):
+        if isinstance(op, DeleteItem):
+            assert isinstance(parent, list)
+            del parent[int(op.path[-1])]
+        elif isinstance(op, DeleteKey):
             assert isinstance(parent, dict)
             del parent[op.path[-1]]
         elif isinstance(op, SetKey):

@@ -13,7 +13,7 @@ from dra_migrate.emit import render
 from dra_migrate.emit.edits import TextEdit
 from dra_migrate.emit.style import Style
 from dra_migrate.ir import DocPath
-from dra_migrate.plan import Append, DeleteKey, Op, ReplaceValue, SetKey
+from dra_migrate.plan import Append, DeleteItem, DeleteKey, Op, ReplaceValue, SetKey
 from dra_migrate.source.nodes import Alias, Mapping, Node, Scalar, Sequence
 
 
@@ -159,7 +159,17 @@ class Patcher:
         text = self.text
         dash_col = node.col
         for op in ops:
-            if isinstance(op, ReplaceValue):
+            if isinstance(op, DeleteItem):
+                idx = op.path[-1]
+                assert isinstance(idx, int)
+                item = node.items[idx]
+                start = line_start(text, item.start)
+                if text[start : item.start].strip() not in ("-", ""):
+                    raise UnsupportedLayout("sequence item shares its line with other content", item.start)
+                if len(node.items) == 1 or {i for i in range(len(node.items))} <= _deleted_indexes(ops):
+                    raise UnsupportedLayout("deleting every item of a block sequence", node.start)
+                self._edit(start, line_end_after(text, content_end(item, text)), "")
+            elif isinstance(op, ReplaceValue):
                 idx = op.path[-1]
                 assert isinstance(idx, int)
                 item = node.items[idx]
@@ -215,7 +225,10 @@ class Patcher:
     def _flow_sequence(self, node: Sequence, ops: list[Op]) -> None:
         spans = self._flow_entries(node)
         add_texts: list[str] = []
+        deleted = _deleted_indexes(ops)
         for op in ops:
+            if isinstance(op, DeleteItem):
+                continue
             if isinstance(op, ReplaceValue):
                 idx = op.path[-1]
                 assert isinstance(idx, int)
@@ -226,7 +239,7 @@ class Patcher:
                 add_texts.extend(self._flow_value(v, at) for v in op.items)
             else:
                 raise UnsupportedLayout("unsupported operation on a sequence", node.start)
-        self._flow_splice(node, spans, set(), add_texts)
+        self._flow_splice(node, spans, deleted, add_texts)
 
     def _flow_splice(
         self, node: Mapping | Sequence, spans: list[tuple[int, int]], deleted: set[int], adds: list[str]
@@ -257,3 +270,7 @@ class Patcher:
             i = j + 1
         if adds:
             self._edit(spans[-1][1], spans[-1][1], "".join(sep + a for a in adds))
+
+
+def _deleted_indexes(ops: list[Op]) -> set[int]:
+    return {int(op.path[-1]) for op in ops if isinstance(op, DeleteItem)}

@@ -18,6 +18,7 @@ class Options:
     api_version: str = DEFAULT_API_VERSION
     move_cloud_labels: bool = False
     add_toleration: bool = True
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # options of later passes (sharing, selection, …)
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.lower.passes import gpu_requests, toleration
+from dra_migrate.lower.passes import gpu_requests, selection, toleration
 
 Pass = Callable[[TemplateLowering, RunContext], None]
 
 PASSES: list[tuple[str, Pass]] = [
     ("gpu-requests", gpu_requests.run),
+    ("selection", selection.run),
     ("toleration", toleration.run),
 ]

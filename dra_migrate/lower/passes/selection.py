@@ -1,0 +1,150 @@
+"""GPU node selection → device selection: GFD/cloud labels in nodeSelector and node affinity become CEL
+selectors on the claim's requests (and `firstAvailable` for preferences); the node side keeps what still
+describes the node. The translation itself is `dra_migrate.selection`; this pass applies it to the pod."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dra_migrate.ir import DocPath
+from dra_migrate.lower.backends import DeviceChoice
+from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.plan import DeleteItem, DeleteKey, Op, ReplaceValue
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def run(tl: TemplateLowering, ctx: RunContext) -> None:
+    if tl.skip or not tl.requests:
+        return
+    pt = tl.template
+    node_affinity = (pt.affinity or {}).get("nodeAffinity") if isinstance(pt.affinity, dict) else None
+    node_affinity = node_affinity if isinstance(node_affinity, dict) else {}
+    required = node_affinity.get(REQUIRED, {})
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    preferred = node_affinity.get(PREFERRED)
+    if not pt.node_selector and not terms and not preferred:
+        return
+    from dra_migrate.selection import SelectionInput, translate_selection
+
+    allow_alternatives = _first_available_allowed(ctx)
+    classes = sorted({r.choice.device_class for r in tl.requests if r.choice}, key=lambda c: c != "gpu.nvidia.com")
+    primary = None
+    for device_class in classes:
+        inp = SelectionInput(
+            dict(pt.node_selector),
+            terms if isinstance(terms, list) else None,
+            preferred if isinstance(preferred, list) and allow_alternatives else None,
+            device_class,
+        )
+        result = translate_selection(inp, move_cloud_labels=ctx.options.move_cloud_labels)
+        if primary is None:
+            primary = result
+        for req in tl.requests:
+            if req.choice is None or req.choice.device_class != device_class:
+                continue
+            req.choice.selectors = [*req.choice.selectors, *result.selectors]
+            if result.alternatives:
+                base = req.choice
+                req.alternatives = [
+                    (name, DeviceChoice(base.device_class, base.count, [*base.selectors[: len(base.selectors) - len(result.selectors)], *alt]))
+                    for name, alt in zip(_subrequest_names(len(result.alternatives)), result.alternatives, strict=True)
+                ]
+    assert primary is not None
+    for code, message in primary.diagnostics:
+        tl.diag(code, message, pt.line)
+    for d in primary.decisions:
+        tl.decisions.append(f"{d.label}: {d.action}: {d.detail}")
+    if isinstance(preferred, list) and preferred and not allow_alternatives:
+        tl.diag("DRA311", f"preferred node affinity on GPU labels is kept: target {ctx.options.target_version} has no "
+                "firstAvailable (DRAPrioritizedList) enabled", pt.line)
+    tl.ops.extend(_node_side_ops(tl, primary, node_affinity, terms, preferred if allow_alternatives else None))
+
+
+def _subrequest_names(n: int) -> list[str]:
+    return [f"preferred-{i + 1}" for i in range(n - 1)] + ["fallback"]
+
+
+def _first_available_allowed(ctx: RunContext) -> bool:
+    try:
+        from dra_migrate.features import Target
+
+        return Target(ctx.options.target_version).feature_enabled("firstAvailable", ctx.options.feature_gates)
+    except (ImportError, ValueError, KeyError):
+        return int(ctx.options.target_version.split(".")[1]) >= 34
+
+
+def _node_side_ops(
+    tl: TemplateLowering, result: Any, node_affinity: dict[str, Any], terms: Any, preferred: Any
+) -> list[Op]:
+    pt = tl.template
+    base: DocPath = pt.path
+    ops: list[Op] = []
+    # nodeSelector: delete the keys that moved, or the whole map when it empties
+    removed = [k for k in pt.node_selector if k not in result.node_selector]
+    if removed:
+        if not result.node_selector:
+            ops.append(DeleteKey((*base, "nodeSelector")))
+        else:
+            ops.extend(DeleteKey((*base, "nodeSelector", k)) for k in removed)
+    na_path: DocPath = (*base, "affinity", "nodeAffinity")
+    drop_required = isinstance(terms, list) and result.required_terms is None
+    drop_preferred = isinstance(preferred, list) and result.preferred is None
+    kept_blocks = [k for k in node_affinity if not ((k == REQUIRED and drop_required) or (k == PREFERRED and drop_preferred))]
+    if (drop_required or drop_preferred) and not kept_blocks:
+        affinity = pt.affinity or {}
+        if len(affinity) == 1:
+            ops.append(DeleteKey((*base, "affinity")))
+        else:
+            ops.append(DeleteKey(na_path))
+        return ops
+    if drop_required:
+        ops.append(DeleteKey((*na_path, REQUIRED)))
+    elif isinstance(terms, list) and result.required_terms != terms:
+        ops.extend(_list_edit((*na_path, REQUIRED, "nodeSelectorTerms"), terms, result.required_terms, "matchExpressions"))
+    if drop_preferred:
+        ops.append(DeleteKey((*na_path, PREFERRED)))
+    elif isinstance(preferred, list) and result.preferred is not None and result.preferred != preferred:
+        ops.extend(_preferred_edit((*na_path, PREFERRED), preferred, result.preferred))
+    return ops
+
+
+def _list_edit(path: DocPath, before: list[Any], after: list[Any], inner: str) -> list[Op]:
+    """Smallest edit from `before` to `after` terms: delete expressions in place where the terms keep their
+    shape; otherwise replace the list."""
+    if len(before) == len(after) and all(isinstance(b, dict) and isinstance(a, dict) for b, a in zip(before, after, strict=True)):
+        ops: list[Op] = []
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            if b == a:
+                continue
+            sub = _subsequence_deletions(b.get(inner) or [], a.get(inner) or [])
+            if sub is None or {k: v for k, v in b.items() if k != inner} != {k: v for k, v in a.items() if k != inner}:
+                return [ReplaceValue(path, after)]
+            if not a.get(inner):
+                if len(b) == 1:
+                    return [ReplaceValue(path, after)]
+                ops.append(DeleteKey((*path, i, inner)))
+            else:
+                ops.extend(DeleteItem((*path, i, inner, j)) for j in sub)
+        return ops
+    return [ReplaceValue(path, after)]
+
+
+def _preferred_edit(path: DocPath, before: list[Any], after: list[Any]) -> list[Op]:
+    sub = _subsequence_deletions(before, after)
+    if sub is not None and len(after) > 0:
+        return [DeleteItem((*path, j)) for j in sub]
+    return [ReplaceValue(path, after)]
+
+
+def _subsequence_deletions(before: list[Any], after: list[Any]) -> list[int] | None:
+    """Indexes to delete from `before` to get `after`, if `after` is a subsequence of it."""
+    out: list[int] = []
+    j = 0
+    for i, item in enumerate(before):
+        if j < len(after) and after[j] == item:
+            j += 1
+        else:
+            out.append(i)
+    return out if j == len(after) else None
