@@ -18,9 +18,10 @@ def _slices(docs: Iterable[Any]) -> Iterable[Mapping[str, Any]]:
     for doc in docs:
         if not isinstance(doc, Mapping):
             continue
-        if doc.get("kind") == "List" or (doc.get("kind", "").endswith("List") and "items" in doc):
+        kind = str(doc.get("kind", ""))
+        if kind.endswith("List") and "items" in doc:
             yield from _slices(doc.get("items") or [])
-        elif doc.get("kind") == "ResourceSlice" and str(doc.get("apiVersion", "")).startswith(RESOURCE_API_GROUP):
+        elif kind == "ResourceSlice" and str(doc.get("apiVersion", "")).startswith(RESOURCE_API_GROUP):
             yield doc
 
 
@@ -34,7 +35,8 @@ def devices_from_slices(docs: Iterable[Any]) -> list[DeviceView]:
         spec = s.get("spec") or {}
         driver = spec.get("driver")
         if not isinstance(driver, str) or not driver:
-            raise DeviceFormatError(f"ResourceSlice {s.get('metadata', {}).get('name', '?')}: spec.driver missing")
+            name = (s.get("metadata") or {}).get("name", "?")
+            raise DeviceFormatError(f"ResourceSlice {name}: spec.driver missing")
         pool = (spec.get("pool") or {}).get("name") or spec.get("nodeName") or ""
         for entry in spec.get("devices") or []:
             view = device_from_slice(entry, driver)
