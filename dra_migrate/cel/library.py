@@ -10,6 +10,7 @@ them exactly like cel-go does.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -653,6 +654,26 @@ def f_sets_intersects(a: Any, b: Any) -> Any:
     return celtypes.BoolType(any(truthy(cel_in(x, celtypes.ListType(_list(a)))) for x in _list(b)))
 
 
+def cel_add(a: Any, b: Any) -> Any:
+    """`_+_`: celpy returns plain Python str/list for concatenation; keep CEL types."""
+    if isinstance(a, CELEvalError):
+        return a
+    if isinstance(b, CELEvalError):
+        return b
+    ta, tb = cel_type_name(a), cel_type_name(b)
+    if ta == tb and ta in ("string", "list", "bytes"):
+        wrap = {"string": celtypes.StringType, "list": celtypes.ListType, "bytes": celtypes.BytesType}[ta]
+        return wrap(a + b)
+    if ta != tb and {ta, tb} <= {"int", "uint", "double"}:
+        return no_overload("_+_", a, b)
+    try:
+        return operator.add(a, b)
+    except ValueError:
+        return err("return error for overflow")
+    except TypeError:
+        return no_overload("_+_", a, b)
+
+
 def build_functions() -> dict[str, Any]:
     fns: dict[str, Any] = dict(base_functions)
     fns.update(
@@ -664,6 +685,7 @@ def build_functions() -> dict[str, Any]:
             "_>_": _ordering("_>_", lambda a, b: a > b),
             "_>=_": _ordering("_>=_", lambda a, b: a >= b),
             "_in_": cel_in,
+        "_+_": cel_add,
             "_[_]": cel_index,
             "_&&_": _logic(True),
             "_||_": _logic(False),
