@@ -271,7 +271,11 @@ def _parse_file(path: pathlib.Path, validate: bool = True) -> tuple[list[KindRul
     errors = list(_validator().iter_errors(data)) if validate else []
     if errors:
         err = jsonschema.exceptions.best_match(errors) or errors[0]
-        where = list(err.absolute_path)
+        where: list[str | int] = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            # Point at the unexpected key itself rather than at the start of its mapping.
+            allowed = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+            where += [k for k in err.instance if k not in allowed][:1]
         line = _node_at(root, where).start_mark.line + 1
         at = format_path(where) or "(top level)"
         raise RuleError(f"schema violation at {at}: {err.message}", file, line)
