@@ -157,6 +157,11 @@ _ALL: list[Code] = [
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "
          "is not rewritten. Add a rule file (see `dra-migrate rules --kinds` and --rules DIR)."),
+    Code("DRA402", E, "invalid-kind-rule", "A kind rule file is invalid.",
+         "A file in rules/kinds or a --rules directory is not valid YAML, violates "
+         "schemas/kind-rules.schema.json, has a malformed path, or overlaps another rule for the same group "
+         "and kind in the same directory. "
+         "The error names the file and line; nothing is migrated until the rules load."),
     # --- DRA5xx: sharing and MIG -------------------------------------------------------------
     # --- DRA6xx: target versions and validation ----------------------------------------------
     Code("DRA601", E, "api-version-not-served",

@@ -1,99 +1,402 @@
-"""Kind rules: where pod specs live in each workload kind (data in rules/kinds/*.yaml)."""
+"""Kind rules: where pod specs, bare containers and CR-specific GPU fields live in each workload kind.
+
+The data lives in ``rules/kinds/*.yaml`` (validated by ``schemas/kind-rules.schema.json``); this module
+loads it, lets callers look a kind up by ``apiVersion`` + ``kind`` and expands rule paths over plain data.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+import json
+import pathlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path as FsPath
+from functools import lru_cache
+from typing import Any
 
+import jsonschema
 import yaml
 
-RULES_DIR = FsPath(__file__).resolve().parents[1] / "rules"
-Path = tuple[str, ...]
+Path = tuple[str, ...]  # parsed path segments; "*" is the wildcard
+WILDCARD = "*"
+
+RULES_DIR = pathlib.Path(__file__).resolve().parents[1] / "rules"
+KINDS_DIR = RULES_DIR / "kinds"
+SCHEMA_FILE = pathlib.Path(__file__).resolve().parents[1] / "schemas" / "kind-rules.schema.json"
+
+RULE_ERROR_CODE = "DRA402"
+
+# The C loader is several times faster and rule loading runs on every invocation that finds a GPU file.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class RuleError(Exception):
+    """A rule file is unreadable, violates the schema, or contradicts another rule."""
+
+    def __init__(self, message: str, file: str = "", line: int = 0, code: str = RULE_ERROR_CODE) -> None:
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line  # 1-based; 0 = whole file
+        where = f"{file}:{line}" if line > 0 else file
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class GpuField:
+    path: Path
+    note: str
 
 
 @dataclass(frozen=True)
 class KindRule:
     group: str
     kind: str
-    versions: tuple[str, ...]
+    versions: tuple[str, ...]  # empty = any version
     pod_specs: tuple[Path, ...]
-    containers: tuple[Path, ...] = ()
-    source: str = ""
+    containers: tuple[Path, ...]
+    gpu_fields: tuple[GpuField, ...]
+    claims_min_version: str  # e.g. "v1.9.0" or "unknown"
+    claims_note: str
+    side_effects: tuple[str, ...]
+    source: str  # "file:line" of the rule
+
+    def matches_version(self, version: str) -> bool:
+        return not self.versions or version in self.versions
 
 
-def parse_path(text: str) -> Path:
-    out: list[str] = []
-    buf = ""
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "[":
-            j = text.index("]", i)
-            buf += text[i + 1 : j]
-            i = j + 1
-            continue
-        if ch == ".":
-            out.append(buf)
-            buf = ""
-        else:
-            buf += ch
-        i += 1
-    out.append(buf)
-    return tuple(out)
+@dataclass(frozen=True)
+class NonWorkloadRule:
+    group: str
+    kind: str
+    versions: tuple[str, ...]
+    gpu_fields: tuple[GpuField, ...]
+    note: str
+    source: str
+
+    def matches_version(self, version: str) -> bool:
+        return not self.versions or version in self.versions
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """``apps/v1`` → ("apps", "v1"); ``v1`` → ("", "v1")."""
+    group, sep, version = api_version.strip().rpartition("/")
+    return (group, version) if sep else ("", api_version.strip())
 
 
 class KindRuleSet:
-    def __init__(self, rules: Sequence[KindRule]) -> None:
-        self._by_key = {(r.group, r.kind): r for r in rules}
+    """Rules keyed by (group, kind); one key may hold several rules for disjoint versions."""
+
+    def __init__(self, kinds: Sequence[KindRule] = (), non_workloads: Sequence[NonWorkloadRule] = ()) -> None:
+        self._kinds: dict[tuple[str, str], list[KindRule]] = {}
+        for rule in kinds:
+            self._kinds.setdefault((rule.group, rule.kind), []).append(rule)
+        self._non_workloads: dict[tuple[str, str], list[NonWorkloadRule]] = {}
+        for nw in non_workloads:
+            self._non_workloads.setdefault((nw.group, nw.kind), []).append(nw)
 
     def lookup(self, api_version: str, kind: str) -> KindRule | None:
-        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-        rule = self._by_key.get((group, kind))
-        if rule is None:
-            return None
-        version = api_version.rsplit("/", 1)[-1]
-        if rule.versions and version not in rule.versions:
-            return None
-        return rule
+        group, version = split_api_version(api_version)
+        for rule in self._kinds.get((group, kind), ()):
+            if rule.matches_version(version):
+                return rule
+        return None
+
+    def lookup_non_workload(self, api_version: str, kind: str) -> NonWorkloadRule | None:
+        group, version = split_api_version(api_version)
+        for rule in self._non_workloads.get((group, kind), ()):
+            if rule.matches_version(version):
+                return rule
+        return None
 
     def all(self) -> list[KindRule]:
-        return list(self._by_key.values())
+        return [r for rules in self._kinds.values() for r in rules]
+
+    def non_workloads(self) -> list[NonWorkloadRule]:
+        return [r for rules in self._non_workloads.values() for r in rules]
 
 
-@functools.lru_cache(maxsize=8)
-def load_kind_rules(extra_dirs: tuple[FsPath, ...] = ()) -> KindRuleSet:
-    rules: list[KindRule] = []
-    for d in (RULES_DIR / "kinds", *extra_dirs):
-        for f in sorted(d.glob("*.yaml")):
-            data = yaml.safe_load(f.read_text()) or {}
-            for entry in data.get("kinds", []):
-                rules.append(
-                    KindRule(
-                        entry["group"],
-                        entry["kind"],
-                        tuple(entry.get("versions", ())),
-                        tuple(parse_path(p) for p in entry.get("podSpecs", ())),
-                        tuple(parse_path(p) for p in entry.get("containers", ())),
-                        str(f),
-                    )
-                )
-    return KindRuleSet(rules)
+# --- paths ------------------------------------------------------------------------------------------
 
 
-def resolve(data: object, path: Path) -> list[tuple[tuple[str | int, ...], object]]:
-    """Expand '*' wildcards over plain data into concrete paths with the values found there."""
-    found: list[tuple[tuple[str | int, ...], object]] = [((), data)]
+def parse_path(text: str) -> Path:
+    """``spec.a.*.[x.y].b`` → ("spec", "a", "*", "x.y", "b"). Raises ValueError on bad syntax."""
+    segments: list[str] = []
+    i, n = 0, len(text)
+    if n == 0:
+        raise ValueError("empty path")
+    while True:
+        if i < n and text[i] == "[":
+            end = text.find("]", i + 1)
+            if end < 0:
+                raise ValueError(f"unclosed '[' in path {text!r}")
+            seg = text[i + 1 : end]
+            if not seg or "[" in seg:
+                raise ValueError(f"bad bracketed key in path {text!r}")
+            if seg == WILDCARD:
+                # A literal "*" key would be indistinguishable from the wildcard in the parsed tuple.
+                raise ValueError(f"'[*]' is not allowed in path {text!r}; write '*' for the wildcard")
+            i = end + 1
+        else:
+            end = text.find(".", i)
+            end = n if end < 0 else end
+            seg = text[i:end]
+            if not seg:
+                raise ValueError(f"empty segment in path {text!r}")
+            if "[" in seg or "]" in seg:
+                raise ValueError(f"'[' must start a segment in path {text!r}")
+            if WILDCARD in seg and seg != WILDCARD:
+                raise ValueError(f"'*' must be a whole segment in path {text!r}")
+            i = end
+        segments.append(seg)
+        if i == n:
+            return tuple(segments)
+        if text[i] != ".":
+            raise ValueError(f"expected '.' after ']' in path {text!r}")
+        i += 1
+        if i == n:
+            raise ValueError(f"trailing '.' in path {text!r}")
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """Inverse of parse_path for display; int segments (list indexes) are shown as [n]."""
+    out: list[str] = []
     for seg in path:
-        nxt: list[tuple[tuple[str | int, ...], object]] = []
-        for prefix, value in found:
-            if seg == "*":
-                if isinstance(value, dict):
-                    nxt.extend(((*prefix, k), v) for k, v in value.items() if isinstance(k, str))
-                elif isinstance(value, list):
-                    nxt.extend(((*prefix, i), v) for i, v in enumerate(value))
-            elif isinstance(value, dict) and seg in value:
-                nxt.append(((*prefix, seg), value[seg]))
-        found = nxt
-    return found
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        elif "." in seg or "[" in seg or "]" in seg:
+            out.append(f".[{seg}]" if out else f"[{seg}]")
+        else:
+            out.append(f".{seg}" if out else seg)
+    return "".join(out)
+
+
+def resolve(data: object, path: Sequence[str]) -> list[tuple[tuple[str | int, ...], object]]:
+    """Expand ``path`` over plain data: every concrete path (str keys, int list indexes) and its value.
+
+    A concrete segment never indexes a list (rule paths name map keys); '*' iterates map values in order
+    and list items by index. Missing keys and scalars along the way simply yield nothing.
+    """
+    results: list[tuple[tuple[str | int, ...], object]] = []
+
+    def walk(node: object, i: int, prefix: tuple[str | int, ...]) -> None:
+        if i == len(path):
+            results.append((prefix, node))
+            return
+        seg = path[i]
+        if seg == WILDCARD:
+            if isinstance(node, Mapping):
+                for key, child in node.items():
+                    walk(child, i + 1, (*prefix, key))
+            elif isinstance(node, list):
+                for idx, child in enumerate(node):
+                    walk(child, i + 1, (*prefix, idx))
+        elif isinstance(node, Mapping) and seg in node:
+            walk(node[seg], i + 1, (*prefix, seg))
+
+    walk(data, 0, ())
+    return results
+
+
+# --- loading ----------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    # check_schema (meta-validation) costs more than validating every rule file, so it runs in the tests.
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _rule_files(directory: pathlib.Path) -> list[pathlib.Path]:
+    if not directory.is_dir():
+        raise RuleError("rule directory does not exist", str(directory))
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _node_at(root: yaml.Node, where: Sequence[str | int]) -> yaml.Node:
+    """The deepest YAML node along a data path (for error lines)."""
+    node = root
+    for seg in where:
+        if isinstance(node, yaml.MappingNode) and isinstance(seg, str):
+            nxt = next((v for k, v in node.value if getattr(k, "value", None) == seg), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(seg, int) and seg < len(node.value):
+            nxt = node.value[seg]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+    return node
+
+
+def _check_duplicate_keys(node: yaml.Node, file: str) -> None:
+    # PyYAML keeps the last of duplicated keys silently; in a rule file that hides a mistake.
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:  # aliases share nodes
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            keys: set[object] = set()
+            for k, v in n.value:
+                if k.value in keys:
+                    raise RuleError(f"duplicate key {k.value!r}", file, k.start_mark.line + 1)
+                keys.add(k.value)
+                stack.append(v)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+
+
+def _parse_file(path: pathlib.Path, validate: bool = True) -> tuple[list[KindRule], list[NonWorkloadRule]]:
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(f"cannot read rule file: {exc}", file) from exc
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            raise RuleError("empty rule file", file)
+        _check_duplicate_keys(root, file)
+        data = loader.construct_document(root)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise RuleError(f"invalid YAML: {exc}", file, mark.line + 1 if mark else 0) from exc
+    finally:
+        loader.dispose()
+
+    errors = list(_validator().iter_errors(data)) if validate else []
+    if errors:
+        err = jsonschema.exceptions.best_match(errors) or errors[0]
+        where: list[str | int] = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            # Point at the unexpected key itself rather than at the start of its mapping.
+            allowed = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+            where += [k for k in err.instance if k not in allowed][:1]
+        line = _node_at(root, where).start_mark.line + 1
+        at = format_path(where) or "(top level)"
+        raise RuleError(f"schema violation at {at}: {err.message}", file, line)
+
+    def line_of(*where: str | int) -> int:
+        return int(_node_at(root, where).start_mark.line) + 1
+
+    def paths(raw: Sequence[str], *where: str | int) -> tuple[Path, ...]:
+        out: list[Path] = []
+        for j, text_path in enumerate(raw):
+            try:
+                out.append(parse_path(text_path))
+            except ValueError as exc:
+                raise RuleError(str(exc), file, line_of(*where, j)) from exc
+        return tuple(out)
+
+    def gpu_fields(raw: Sequence[Mapping[str, str]], *where: str | int) -> tuple[GpuField, ...]:
+        out: list[GpuField] = []
+        for j, entry in enumerate(raw):
+            try:
+                out.append(GpuField(parse_path(entry["path"]), entry["note"]))
+            except ValueError as exc:
+                raise RuleError(str(exc), file, line_of(*where, j, "path")) from exc
+        return tuple(out)
+
+    kinds: list[KindRule] = []
+    for i, r in enumerate(data.get("kinds", [])):
+        claims = r["claimsSupport"]
+        kinds.append(
+            KindRule(
+                group=r["group"],
+                kind=r["kind"],
+                versions=tuple(r.get("versions", ())),
+                pod_specs=paths(r.get("podSpecs", ()), "kinds", i, "podSpecs"),
+                containers=paths(r.get("containers", ()), "kinds", i, "containers"),
+                gpu_fields=gpu_fields(r.get("gpuFields", ()), "kinds", i, "gpuFields"),
+                claims_min_version=claims["minVersion"],
+                claims_note=claims["note"],
+                side_effects=tuple(r.get("sideEffects", ())),
+                source=f"{file}:{line_of('kinds', i)}",
+            )
+        )
+    non_workloads: list[NonWorkloadRule] = []
+    for i, r in enumerate(data.get("nonWorkloads", [])):
+        non_workloads.append(
+            NonWorkloadRule(
+                group=r["group"],
+                kind=r["kind"],
+                versions=tuple(r.get("versions", ())),
+                gpu_fields=gpu_fields(r["gpuFields"], "nonWorkloads", i, "gpuFields"),
+                note=r["note"],
+                source=f"{file}:{line_of('nonWorkloads', i)}",
+            )
+        )
+    return kinds, non_workloads
+
+
+def _check_overlaps(rules: Sequence[KindRule | NonWorkloadRule]) -> None:
+    """Within one directory, two rules for the same (group, kind) must name disjoint versions."""
+    by_key: dict[tuple[str, str], list[KindRule | NonWorkloadRule]] = {}
+    for rule in rules:
+        for other in by_key.get((rule.group, rule.kind), ()):
+            if not rule.versions or not other.versions or set(rule.versions) & set(other.versions):
+                file, _, line = rule.source.rpartition(":")
+                raise RuleError(
+                    f"rule for {rule.group or 'core'}/{rule.kind} overlaps the one at {other.source} "
+                    "(same group and kind, overlapping versions)",
+                    file,
+                    int(line),
+                )
+        by_key.setdefault((rule.group, rule.kind), []).append(rule)
+
+
+def _load_layer(directory: pathlib.Path, validate: bool) -> tuple[list[KindRule], list[NonWorkloadRule]]:
+    kinds: list[KindRule] = []
+    non_workloads: list[NonWorkloadRule] = []
+    for f in _rule_files(directory):
+        k, nw = _parse_file(f, validate)
+        kinds += k
+        non_workloads += nw
+    _check_overlaps(kinds)
+    _check_overlaps(non_workloads)
+    return kinds, non_workloads
+
+
+def _override(base: list[Any], layer: list[Any]) -> list[Any]:
+    # A later layer replaces every earlier rule of the same (group, kind), whatever their versions.
+    replaced = {(r.group, r.kind) for r in layer}
+    return [r for r in base if (r.group, r.kind) not in replaced] + layer
+
+
+def _signature(dirs: Sequence[pathlib.Path]) -> tuple[tuple[str, tuple[tuple[str, int, int], ...]], ...]:
+    sig = []
+    for d in dirs:
+        files: Iterator[pathlib.Path] = iter(_rule_files(d))
+        sig.append((str(d), tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files)))
+    return tuple(sig)
+
+
+@lru_cache(maxsize=8)
+def _load_cached(
+    signature: tuple[tuple[str, tuple[tuple[str, int, int], ...]], ...], validate_builtin: bool
+) -> KindRuleSet:
+    kinds: list[KindRule] = []
+    non_workloads: list[NonWorkloadRule] = []
+    for n, (directory, _files) in enumerate(signature):
+        k, nw = _load_layer(pathlib.Path(directory), validate=n > 0 or validate_builtin)
+        kinds = _override(kinds, k)
+        non_workloads = _override(non_workloads, nw)
+    return KindRuleSet(kinds, non_workloads)
+
+
+def load_kind_rules(
+    extra_dirs: Sequence[pathlib.Path] = (), *, validate_builtin: bool = False
+) -> KindRuleSet:
+    """Built-in rules from ``<repo>/rules/kinds``, then each extra dir in order (later wins per group+kind).
+
+    Extra (user) dirs are always schema-validated. The built-in files are validated by the test suite
+    instead of on every run: schema validation costs ~10x the rest of loading.
+    Results are cached per directory list and file mtimes/sizes, so repeated calls are cheap and edited
+    rule files are picked up.
+    """
+    dirs = [KINDS_DIR, *(pathlib.Path(d).resolve() for d in extra_dirs)]
+    return _load_cached(_signature(dirs), validate_builtin)
