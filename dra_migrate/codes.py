@@ -153,6 +153,13 @@ _ALL: list[Code] = [
          "Preferences between GPU models become firstAvailable subrequests, which need the DRAPrioritizedList "
          "feature (beta and on from 1.34). For an older target the preferred node affinity stays as it is, "
          "which still steers pods to nodes but no longer ranks devices."),
+    Code("DRA312", E, "cel-compile-error", "An emitted CEL selector does not compile.",
+         "Every selector is compiled with a Kubernetes DRA CEL environment before anything is written. This is "
+         "a bug in a translation rule (rules/labels.yaml) or a user rule pack; the file is left untouched."),
+    Code("DRA313", E, "cel-runtime-error", "An emitted CEL selector fails on a real device shape.",
+         "A runtime error (for example a missing attribute) aborts scheduling of the pod in Kubernetes. Every "
+         "selector is evaluated against the NVIDIA driver's device shapes before it is written; the file is "
+         "left untouched."),
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "
@@ -180,8 +187,17 @@ _ALL: list[Code] = [
          "names, unique names and references that must exist. The API server (or the scheduler, for the "
          "device count) "
          "would refuse the object."),
+    Code("DRA604", W, "dra-off-by-default", "The target version has DRA off by default.",
+         "Kubernetes 1.32 and 1.33 ship DRA as beta with the DynamicResourceAllocation feature gate off and the "
+         "beta resource.k8s.io APIs disabled. The cluster must enable both (feature gates on the API server, "
+         "scheduler, controller manager and kubelet; --runtime-config on the API server) or the migrated "
+         "manifests are rejected. Said once per run."),
     # --- DRA7xx: integrations ----------------------------------------------------------------
     # --- DRA8xx: scheduling lints and simulation ---------------------------------------------
+    Code("DRA801", W, "selector-matches-nothing", "No known NVIDIA device matches a selector.",
+         "The selector was evaluated against the device shapes the NVIDIA DRA driver publishes for common "
+         "GPUs and MIG slices and matched none. The pod may stay Pending forever; check the label value (a "
+         "typo, a GPU model unknown to dra-migrate) with `dra-migrate cel EXPR`."),
     # --- DRA9xx: internal safety checks ------------------------------------------------------
     Code("DRA901", E, "self-check-failed", "The migrated text did not match the intended change.",
          "Before any write, the original and migrated documents are parsed independently and compared. A "

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.emit import render
 from dra_migrate.emit.edits import OverlappingEdits, TextEdit, apply_edits
 from dra_migrate.emit.patch import Patcher, UnsupportedLayout, content_end, line_end_after
 from dra_migrate.emit.style import Style, detect_style
 from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
+from dra_migrate.plan import walk
 from dra_migrate.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
@@ -103,6 +104,12 @@ def _migrate(
             result.lowered.extend(lowered)
             for tl in lowered:
                 result.diagnostics.extend(tl.diagnostics)
+            if ops or docs:
+                problems = _prewrite_checks(src, pd, wl, ops, docs, ctx, rules)
+                result.diagnostics.extend(problems)
+                if any(d.severity is Severity.ERROR for d in problems):
+                    result.failed = True
+                    return
             if wl.item_path and docs:  # inside a kind: List the new objects become list items
                 ops.append(Append(("items",), tuple(docs)))
                 docs = []
@@ -191,3 +198,31 @@ def explain_difference(expected: Any, actual: Any) -> str:
         for p in list(items)[:5] if hasattr(items, "__iter__") else []:
             paths.append(f"{kind}: {p}")
     return "unexpected difference at " + "; ".join(paths[:5]) if paths else "unexpected difference"
+
+
+def _prewrite_checks(
+    src: SourceFile,
+    pd: ParsedDocument,
+    wl: Workload,
+    ops: list[Op],
+    docs: list[dict[str, Any]],
+    ctx: RunContext,
+    rules: KindRuleSet,
+) -> list[Diagnostic]:
+    from dra_migrate import prewrite
+
+    loc = Location(src.path, wl.line, 1)
+    out: list[Diagnostic] = []
+    for obj in docs:
+        if ctx.options.validate:
+            out.extend(prewrite.validate_new_object(obj, ctx.options.target_version, loc))
+        for expr in prewrite.selectors_of(obj):
+            problem = prewrite.check_selector(expr)
+            if problem:
+                out.append(make(problem[0], problem[1], loc, wl.ref))
+    if ctx.options.validate and ops:
+        before = walk(pd.data, wl.item_path)
+        after = walk(apply_ops(pd.data, [o for o in ops if o.path[: len(wl.item_path)] == wl.item_path]), wl.item_path)
+        if isinstance(before, dict) and isinstance(after, dict):
+            out.extend(prewrite.validate_changed_object(before, after, ctx.options.target_version, loc, rules))
+    return out

@@ -55,7 +55,7 @@ class DocumentPlan:
         return not self.ops and not self.new_documents
 
 
-def _walk(data: Any, path: DocPath) -> Any:
+def walk(data: Any, path: DocPath) -> Any:
     for seg in path:
         data = data[seg]
     return data
@@ -71,7 +71,7 @@ def apply_ops(data: Any, ops: list[Op]) -> Any:
         return (1 if isinstance(o, DeleteKey) else 0, 0)
 
     for op in sorted(ops, key=order):
-        parent = _walk(out, op.path[:-1]) if not isinstance(op, Append) else None
+        parent = walk(out, op.path[:-1]) if not isinstance(op, Append) else None
         if isinstance(op, DeleteItem):
             assert isinstance(parent, list)
             del parent[int(op.path[-1])]
@@ -84,7 +84,7 @@ def apply_ops(data: Any, ops: list[Op]) -> Any:
         elif isinstance(op, ReplaceValue):
             parent[op.path[-1]] = copy.deepcopy(op.value)  # type: ignore[index]
         else:
-            seq = _walk(out, op.path)
+            seq = walk(out, op.path)
             assert isinstance(seq, list)
             seq.extend(copy.deepcopy(list(op.items)))
     return out

@@ -117,6 +117,11 @@ def run_migration(cfg: RunConfig) -> RunResult:
 
 
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:
+    if any(f.lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
+        result.diagnostics.append(make(
+            "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
+            f"the feature gate and the {cfg.options.api_version} API (--runtime-config) before applying",
+            Location("<run>")))
     if not claims:
         return
     from dra_migrate.emit.claims_file import claims_files
@@ -187,3 +192,12 @@ def report_json(cfg: RunConfig, result: RunResult) -> str:
         "diagnostics": [d.to_json() for d in diags],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _dra_on_by_default(target: str) -> bool:
+    try:
+        from dra_migrate.features import Target
+
+        return Target(target).dra_default_on
+    except (ImportError, ValueError):
+        return int(target.split(".")[1]) >= 34

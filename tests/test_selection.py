@@ -6,7 +6,6 @@ translated selection picks exactly the devices whose nodes the original labels p
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import Any
 
@@ -129,28 +128,15 @@ def gfd_labels(dev: dict[str, Any]) -> dict[str, str]:
 # --- CEL evaluation (dra_migrate.cel arrives later) ------------------------------------------------------------  # noqa: E501
 
 
-def _evaluator() -> Any:
-    try:
-        cel = importlib.import_module("dra_migrate.cel")
-    except ImportError:
-        return None
-    for name in ("evaluate_selector", "evaluate"):
-        fn = getattr(cel, name, None)
-        if fn is not None:
-            return fn
-    return None
-
-
-needs_cel = pytest.mark.skipif(_evaluator() is None, reason="dra_migrate.cel (CEL engine) not available yet")
-
-
 def cel_true(expression: str, device: dict[str, Any]) -> bool:
-    fn = _evaluator()
-    assert fn is not None
-    try:
-        return bool(fn(expression, device, driver="gpu.nvidia.com"))
-    except TypeError:
-        return bool(fn(expression, device))
+    """Evaluate with the project's Kubernetes CEL environment (a missing attribute is an error, as upstream)."""
+    from dra_migrate.cel import compile_selector, device_from_slice
+
+    return compile_selector(expression).evaluate(device_from_slice(device, "gpu.nvidia.com"))
+
+
+def needs_cel(fn: Any) -> Any:  # the engine is part of the package now; kept as a marker for readers
+    return fn
 
 
 def assert_equivalent(

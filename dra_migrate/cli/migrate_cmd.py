@@ -38,6 +38,11 @@ def register(app: typer.Typer) -> None:
         exclude: list[str] = typer.Option([], "--exclude", help="Glob of paths to skip (repeatable)."),
         rules: list[Path] = typer.Option([], "--rules", help="Extra rule directory (repeatable)."),
         max_file_size: int = typer.Option(8 * 1024 * 1024, "--max-file-size", help="Skip larger files (bytes)."),
+        feature_gates: str = typer.Option("", "--feature-gates", help="Override gates: Name=true,Other=false."),
+        no_validate: bool = typer.Option(False, "--no-validate", help="Skip official-schema validation."),
+        move_cloud_labels: bool = typer.Option(
+            False, "--move-cloud-labels", help="Move provider GPU labels (GKE, Karpenter…) into the claim too."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -48,6 +53,13 @@ def register(app: typer.Typer) -> None:
         if fmt not in ("text", "json"):
             typer.echo("error: --format must be text or json", err=True)
             raise typer.Exit(2)
+        try:
+            from dra_migrate.features import parse_feature_gates
+
+            gates = parse_feature_gates(feature_gates) if feature_gates else {}
+        except ValueError as exc:
+            typer.echo(f"error: --feature-gates: {exc}", err=True)
+            raise typer.Exit(2) from None
         mode = "diff" if diff else "check" if check else "write"
         stdin_mode = list(paths) == ["-"]
         cfg = RunConfig(
@@ -55,7 +67,13 @@ def register(app: typer.Typer) -> None:
             mode="check" if stdin_mode and mode == "write" else mode,
             output_dir=output_dir,
             claims_out=claims_out,
-            options=Options(target_version=target_version, api_version=api_version_for(target_version)),
+            options=Options(
+                target_version=target_version,
+                api_version=api_version_for(target_version),
+                move_cloud_labels=move_cloud_labels,
+                feature_gates=gates,
+                validate=not no_validate,
+            ),
             excludes=exclude,
             max_file_size=max_file_size,
             rule_dirs=rules,

@@ -19,6 +19,7 @@ class Options:
     move_cloud_labels: bool = False
     add_toleration: bool = True
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    validate: bool = True  # check emitted objects against the official schema of the target
     extra: dict[str, Any] = field(default_factory=dict)  # options of later passes (sharing, selection, …)
 
 
