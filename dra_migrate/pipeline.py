@@ -12,12 +12,11 @@ from dra_migrate.emit.patch import Patcher, UnsupportedLayout, content_end, line
 from dra_migrate.emit.style import Style, detect_style
 from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
-from dra_migrate.plan import walk
 from dra_migrate.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
-from dra_migrate.plan import Append, Op, apply_ops
+from dra_migrate.plan import Append, Op, apply_ops, walk
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 

@@ -6,7 +6,6 @@ overlap; untouched text is never regenerated.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from dra_migrate.emit import render

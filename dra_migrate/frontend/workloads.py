@@ -7,7 +7,16 @@ from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.frontend.counts import parse_gpu_count
-from dra_migrate.ir import ClaimRef, Container, ContainerRole, DocPath, GpuDemand, PodClaim, PodTemplate, Workload
+from dra_migrate.ir import (
+    ClaimRef,
+    Container,
+    ContainerRole,
+    DocPath,
+    GpuDemand,
+    PodClaim,
+    PodTemplate,
+    Workload,
+)
 from dra_migrate.kinds import KindRuleSet, resolve
 from dra_migrate.resources import classify
 from dra_migrate.source.nodes import Document, find, key_line
