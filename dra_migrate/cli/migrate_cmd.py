@@ -38,6 +38,16 @@ def register(app: typer.Typer) -> None:
         exclude: list[str] = typer.Option([], "--exclude", help="Glob of paths to skip (repeatable)."),
         rules: list[Path] = typer.Option([], "--rules", help="Extra rule directory (repeatable)."),
         max_file_size: int = typer.Option(8 * 1024 * 1024, "--max-file-size", help="Skip larger files (bytes)."),
+        sharing: str = typer.Option(
+            "shared-claim", "--sharing",
+            help="Time-sliced/MPS GPUs: shared-claim (one named ResourceClaim per sharing group) or exclusive.",
+        ),
+        sharing_config: list[Path] = typer.Option(
+            [], "--sharing-config", help="A device plugin config (ConfigMap, values or config file) kept elsewhere."
+        ),
+        share_within_pod: bool = typer.Option(
+            False, "--share-within-pod", help="Containers of one pod share one GPU request."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -48,6 +58,9 @@ def register(app: typer.Typer) -> None:
         if fmt not in ("text", "json"):
             typer.echo("error: --format must be text or json", err=True)
             raise typer.Exit(2)
+        if sharing not in ("shared-claim", "exclusive"):
+            typer.echo("error: --sharing must be shared-claim or exclusive", err=True)
+            raise typer.Exit(2)
         mode = "diff" if diff else "check" if check else "write"
         stdin_mode = list(paths) == ["-"]
         cfg = RunConfig(
@@ -55,10 +68,14 @@ def register(app: typer.Typer) -> None:
             mode="check" if stdin_mode and mode == "write" else mode,
             output_dir=output_dir,
             claims_out=claims_out,
-            options=Options(target_version=target_version, api_version=api_version_for(target_version)),
+            options=Options(
+                target_version=target_version, api_version=api_version_for(target_version),
+                extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod},
+            ),
             excludes=exclude,
             max_file_size=max_file_size,
             rule_dirs=rules,
+            sharing_configs=sharing_config,
         )
         result = run_migration(cfg)
         if stdin_mode and mode == "write" and result.files:
