@@ -35,6 +35,7 @@ from dra_migrate.sharing.model import MPS, TIME_SLICING, SharingConfig
 from dra_migrate.sharing.opaque import gpu_sharing_parameters, opaque_config
 
 GPU_CLASS = "gpu.nvidia.com"
+DAEMONSET = "a DaemonSet runs one pod per node and a claim is allocated on one node, so it cannot share one"
 GATES = {TIME_SLICING: "TimeSlicingSettings", MPS: "MPSSupport"}
 
 
@@ -56,7 +57,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
               if d.resource not in shared and d.count and d.resource not in tl.handled]
     if strategy == SHARED_CLAIM and tl.workload.kind == "DaemonSet":
         strategy = EXCLUSIVE
-        tl.decisions.append("DaemonSet: exclusive (its pods run on every node; a claim is allocated on one)")
+        tl.decisions.append(DAEMONSET)
     if strategy == SHARED_CLAIM and (others or len(shared) > 1):
         tl.diag("DRA517", f"shared {', '.join(sorted(shared))} beside {', '.join(sorted(set(others) or set(list(shared)[1:])))}: "
                 "the pod template is left as is; annotate it dra-migrate.io/sharing: exclusive to give it whole devices")
@@ -155,6 +156,8 @@ def _exclusive(tl: TemplateLowering, ctx: RunContext, shared: dict[str, Shared])
     pods = _pods(tl)
     replicas = min((s.replicas for s in shared.values() if s.replicas), default=None)
     what = ", ".join(_describe(s) for s in shared.values())
+    if DAEMONSET in tl.decisions:
+        what += f" ({DAEMONSET})"
     if pods is not None and replicas:
         before = math.ceil(pods * per_pod / replicas)
         tl.diag("DRA504", f"{what}: exclusive, each pod gets its own device; {pods} pod(s) × {per_pod} now need "
