@@ -180,14 +180,13 @@ def _more_than_one(tl: TemplateLowering, c: Container, s: Shared, count: int) ->
 
 def _group_name(s: Shared, ctx: RunContext) -> str:
     inv = inventory(ctx)
-    if s.config is None:
-        base = "shared"
-    else:
-        base = s.config.config_map or "device-plugin-config"
-        siblings = {c.key for c in inv.configs if c.config_map == s.config.config_map and c.source == s.config.source}
-        if len(siblings) > 1 and s.config.key:
-            base += "-" + s.config.key
     tail = f"shared-mig-{s.profile}" if s.profile else "shared-gpu"
+    if s.config is None:
+        return dns_subdomain(dns_label(tail))
+    base = s.config.config_map or "device-plugin-config"
+    siblings = {c.key for c in inv.configs if c.config_map == s.config.config_map and c.source == s.config.source}
+    if len(siblings) > 1 and s.config.key:
+        base += "-" + s.config.key
     return dns_subdomain(dns_label(f"{base}-{tail}"))
 
 
