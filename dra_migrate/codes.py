@@ -170,6 +170,78 @@ _ALL: list[Code] = [
          "and kind in the same directory. "
          "The error names the file and line; nothing is migrated until the rules load."),
     # --- DRA5xx: sharing and MIG -------------------------------------------------------------
+    Code("DRA501", I, "sharing-config-obsolete", "A device plugin sharing config; left unchanged, obsolete under DRA.",
+         "This ConfigMap (or values file) holds a k8s-device-plugin config with time-slicing or MPS. dra-migrate "
+         "reads it to translate the workloads that used the shared resource and leaves it as it is. Under DRA "
+         "sharing is per claim (a GpuConfig in the claim), so once the device plugin is gone from the nodes the "
+         "config has no effect and can be deleted, together with the nvidia.com/device-plugin.config node labels."),
+    Code("DRA502", W, "shared-claim", "Pods now share one named ResourceClaim (one GPU) instead of time-sliced replicas.",
+         "The device plugin advertised N replicas per GPU and let the scheduler spread pods over every GPU of every "
+         "node. A named ResourceClaim is allocated once: every pod that references it runs on the same node and uses "
+         "the same device, at most 256 pods may reserve one claim (32 on Kubernetes 1.32), and it lives in one "
+         "namespace. Containers of one pod that reference the claim share that device too. The message compares "
+         "the old replicas with the number of pods that now reference the claim. Choose per workload with the "
+         "annotation dra-migrate.io/sharing: exclusive|shared-claim, or for the run with --sharing."),
+    Code("DRA503", W, "sharing-feature-gate", "The emitted sharing config needs an alpha feature gate of the DRA driver.",
+         "GpuConfig with strategy TimeSlicing needs the driver gate TimeSlicingSettings, MPS needs MPSSupport; both "
+         "are alpha and off by default, and a claim using them fails when its pods start. Enable them in the driver's "
+         "Helm values, e.g. featureGates: {TimeSlicingSettings: true}. A claim shared without any config (driver demo "
+         "gpu-test3) also time-slices with the GPU's default timeslice; delete the config if you cannot enable the gate."),
+    Code("DRA504", W, "exclusive-needs-more-gpus", "A workload that shared GPUs now needs one GPU per pod.",
+         "With the exclusive strategy each pod gets its own GPU through a ResourceClaimTemplate; the device plugin "
+         "packed several pods onto one GPU. The message says how many GPUs the workload needs now compared with the "
+         "shared setup."),
+    Code("DRA505", W, "sharing-config-unknown", "A shared resource is used but its device plugin config was not found.",
+         "nvidia.com/gpu.shared (renameByDefault) or a per-node config is used but no config says the strategy or the "
+         "replicas. dra-migrate assumes time-slicing; pass the config with --sharing-config FILE to be exact."),
+    Code("DRA506", W, "sharing-ambiguous", "Several device plugin configs share this resource differently.",
+         "Configs are selected per node (label nvidia.com/device-plugin.config) and none is the default for this "
+         "workload, so it is not known whether its pods got a shared replica or a whole GPU. It is translated as a "
+         "whole GPU; select the config with a nodeSelector on nvidia.com/device-plugin.config or annotate the "
+         "workload (dra-migrate.io/sharing) to decide."),
+    Code("DRA507", I, "mig-translated", "A MIG slice request became a request on mig.nvidia.com with a profile selector.",
+         "nvidia.com/mig-<profile> (mixed strategy) or nvidia.com/gpu on nodes selected by a MIG product label (single "
+         "strategy) becomes a request on the device class mig.nvidia.com with a CEL selector on the driver's profile "
+         "attribute ('+' attributes such as +me are restored from the '.me' of the resource name)."),
+    Code("DRA508", W, "mig-single-unknown-profile", "nvidia.com/gpu may have been a MIG slice (single strategy).",
+         "The repository uses the MIG single strategy (the GPU Operator's default) and this workload does not say "
+         "which profile: under that strategy nvidia.com/gpu was a MIG slice on MIG-enabled nodes. The DRA driver "
+         "publishes MIG-enabled GPUs only as mig.nvidia.com devices, so a gpu.nvidia.com request never lands there. "
+         "It is translated as a full GPU; add a nvidia.com/gpu.product nodeSelector ending in -MIG-<profile> (or "
+         "change the request to mig.nvidia.com by hand) if it ran on MIG slices."),
+    Code("DRA509", W, "mig-shared", "A time-sliced MIG slice: the sharing config is not carried over.",
+         "TimeSlicing on a MIG device has no effect in the DRA driver (MigDeviceConfig has no timeSlicingConfig), "
+         "so no config is emitted; pods that share the claim time-share the slice anyway."),
+    Code("DRA510", W, "hami-not-translated", "HAMi vGPU resources: the pod template is left as is.",
+         "HAMi caps memory and cores of a shared GPU (nvidia.com/gpumem, gpumem-percentage, gpucores); with them "
+         "nvidia.com/gpu: N means N capped vGPU slices, not N whole GPUs. The DRA equivalent needs either the "
+         "driver's MPS sharing with pinned memory limits (GpuConfig mpsConfig.defaultPinnedDeviceMemoryLimit and "
+         "defaultActiveThreadPercentage) or consumable capacity (capacity.requests.memory, Kubernetes feature "
+         "DRAConsumableCapacity, driver ConsumableShares); translate by hand or with HAMi's own DRA driver."),
+    Code("DRA511", W, "kai-not-translated", "KAI scheduler GPU sharing annotations: the pod template is left as is.",
+         "gpu-fraction / gpu-memory annotations ask the KAI scheduler for a fraction of a GPU. DRA has no fraction: "
+         "the equivalent is a shared claim with MPS (defaultActiveThreadPercentage, pinned memory limit) or "
+         "consumable capacity (capacity.requests.memory with DRAConsumableCapacity). Translate by hand."),
+    Code("DRA512", W, "volcano-not-translated", "Volcano vGPU resources: the pod template is left as is.",
+         "volcano.sh/gpu-memory / volcano.sh/gpu-number are Volcano's GPU sharing; they are not whole GPUs. The DRA "
+         "equivalent needs consumable capacity (capacity.requests.memory, DRAConsumableCapacity) or MPS with pinned "
+         "memory limits. Translate by hand."),
+    Code("DRA513", I, "share-within-pod", "Containers of one pod share one device request on request.",
+         "The workload asked (annotation dra-migrate.io/share-within-pod: \"true\" or --share-within-pod) that its "
+         "GPU containers use the same devices: they reference one request, sized for the largest container, and see "
+         "the same GPUs. Without it every container gets its own devices, as with the device plugin."),
+    Code("DRA514", W, "shared-request-greater-than-one", "A container asked for more than one shared replica.",
+         "Several replicas of a shared GPU never guaranteed several GPUs' worth of compute (and MPS rejected such "
+         "requests by default: failRequestsGreaterThanOne). The container now uses the one device of its claim."),
+    Code("DRA515", W, "invalid-sharing-annotation", "A dra-migrate.io annotation has an unknown value; it is ignored.",
+         "dra-migrate.io/sharing accepts exclusive or shared-claim; dra-migrate.io/share-within-pod accepts "
+         "\"true\" or \"false\"."),
+    Code("DRA516", W, "shared-claim-over-limit", "More pods reference a shared claim than allowed or than before.",
+         "A ResourceClaim can be reserved by at most 256 pods (32 on Kubernetes 1.32); beyond that pods stay "
+         "pending. More pods than the old replicas per GPU also means more processes per GPU than before."),
+    Code("DRA517", W, "sharing-mixed-template", "A pod template mixes shared and exclusive GPU resources.",
+         "One pod would need both a shared named claim and a per-pod claim template; dra-migrate does not "
+         "wire two GPU claims into one pod. The pod template is left as is."),
     # --- DRA6xx: target versions and validation ----------------------------------------------
     Code("DRA601", E, "api-version-not-served",
          "The target Kubernetes version does not serve this apiVersion/kind.",

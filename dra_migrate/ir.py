@@ -72,6 +72,7 @@ class PodTemplate:
     affinity: dict[str, Any] | None
     line: int = 0
     present_keys: list[str] = field(default_factory=list)  # keys of the PodSpec mapping
+    annotations: dict[str, str] = field(default_factory=dict)  # the pod template's metadata.annotations
 
     @property
     def gpu_containers(self) -> list[Container]:
@@ -92,6 +93,7 @@ class Workload:
     annotations: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     blocked: bool = False  # an error diagnostic makes the workload untouchable
+    replicas: int | None = None  # pods it runs at once when known (spec.replicas / parallelism; 1 for a Pod)
 
     @property
     def ref(self) -> str:

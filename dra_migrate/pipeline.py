@@ -20,7 +20,7 @@ from dra_migrate.plan import Append, Op, apply_ops, walk
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 
-PREFILTER = ("nvidia.com", "ResourceClaimTemplate", "volcano.sh/gpu")
+PREFILTER = ("nvidia.com", "ResourceClaimTemplate", "volcano.sh/gpu", "volcano.sh/vgpu", "gpu-fraction", "gpu-memory")
 
 
 @dataclass(slots=True)

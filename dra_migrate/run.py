@@ -29,6 +29,7 @@ class RunConfig:
     excludes: Sequence[str] = ()
     max_file_size: int = DEFAULT_MAX_BYTES
     rule_dirs: Sequence[Path] = ()
+    sharing_configs: Sequence[Path] = ()  # device plugin configs outside the migrated paths (--sharing-config)
 
 
 @dataclass(slots=True)
@@ -68,6 +69,7 @@ def run_migration(cfg: RunConfig) -> RunResult:
     claims: list[tuple[str, dict[str, Any]]] = []
     if list(cfg.paths) == ["-"]:
         raw = sys.stdin.buffer.read()
+        _scan_sharing(cfg, result, [], raw)
         rules = _rules(cfg)
         fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
         result.files.append(fr)
@@ -75,6 +77,7 @@ def run_migration(cfg: RunConfig) -> RunResult:
         claims.extend(("<stdin>", d) for d in fr.new_documents)
         _finish(cfg, result, claims)
         return result
+    _scan_sharing(cfg, result, cfg.paths)
     for found in discover(cfg.paths, cfg.excludes, result.diagnostics):
         result.scanned += 1
         try:
@@ -114,6 +117,17 @@ def run_migration(cfg: RunConfig) -> RunResult:
                 _write_in_place(result, found.path, found.display, out)
     _finish(cfg, result, claims)
     return result
+
+
+def _scan_sharing(cfg: RunConfig, result: RunResult, paths: Sequence[str], stdin: bytes | None = None) -> None:
+    """The repo-wide pre-pass: device plugin sharing configs usually sit in other files than workloads."""
+    from dra_migrate.sharing.discover import obsolete_config_diagnostics, scan_bytes, scan_sharing_configs
+
+    inv = scan_sharing_configs([*paths, *(str(p) for p in cfg.sharing_configs)], cfg.excludes)
+    if stdin is not None:
+        scan_bytes("<stdin>", stdin, inv)
+    cfg.options.extra["sharing"] = inv
+    result.diagnostics.extend(obsolete_config_diagnostics(inv))
 
 
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:

@@ -28,7 +28,12 @@ def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        cfg = RunConfig(inputs, options=Options(target_version=target, api_version=api_version_for(target)))
+        extra = {k: args[k] for k in ("sharing_strategy", "share_within_pod") if k in args}
+        cfg = RunConfig(
+            inputs,
+            options=Options(target_version=target, api_version=api_version_for(target), extra=extra),
+            sharing_configs=[Path(case.resolve() / str(f)) for f in args.get("sharing_configs", [])],  # type: ignore[attr-defined]
+        )
         result = run_migration(cfg)
     finally:
         os.chdir(old)

@@ -43,6 +43,16 @@ def register(app: typer.Typer) -> None:
         move_cloud_labels: bool = typer.Option(
             False, "--move-cloud-labels", help="Move provider GPU labels (GKE, Karpenter…) into the claim too."
         ),
+        sharing: str = typer.Option(
+            "shared-claim", "--sharing",
+            help="Time-sliced/MPS GPUs: shared-claim (one named ResourceClaim per sharing group) or exclusive.",
+        ),
+        sharing_config: list[Path] = typer.Option(
+            [], "--sharing-config", help="A device plugin config (ConfigMap, values or config file) kept elsewhere."
+        ),
+        share_within_pod: bool = typer.Option(
+            False, "--share-within-pod", help="Containers of one pod share one GPU request."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -60,6 +70,9 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             typer.echo(f"error: --feature-gates: {exc}", err=True)
             raise typer.Exit(2) from None
+        if sharing not in ("shared-claim", "exclusive"):
+            typer.echo("error: --sharing must be shared-claim or exclusive", err=True)
+            raise typer.Exit(2)
         mode = "diff" if diff else "check" if check else "write"
         stdin_mode = list(paths) == ["-"]
         cfg = RunConfig(
@@ -73,10 +86,12 @@ def register(app: typer.Typer) -> None:
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
+                extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod},
             ),
             excludes=exclude,
             max_file_size=max_file_size,
             rule_dirs=rules,
+            sharing_configs=sharing_config,
         )
         result = run_migration(cfg)
         if stdin_mode and mode == "write" and result.files:

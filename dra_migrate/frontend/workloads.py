@@ -94,6 +94,7 @@ def _object(
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         wl.annotations = {str(k): str(v) for k, v in annotations.items()}
+    wl.replicas = _replicas(obj, kind)
     rule = rules.lookup(api_version, kind)
     if rule is None:
         keys = [k for k in gpu_keys_in(obj, item_path) if not _is_quota_like(k)]
@@ -109,8 +110,38 @@ def _object(
     for spec_path in rule.pod_specs:
         for concrete, spec in resolve(obj, spec_path):
             if isinstance(spec, dict):
-                wl.pod_templates.append(_pod_template(src, pd, wl, (*item_path, *concrete), spec))
+                pt = _pod_template(src, pd, wl, (*item_path, *concrete), spec)
+                pt.annotations = _template_annotations(obj, concrete)
+                wl.pod_templates.append(pt)
     pd.workloads.append(wl)
+
+
+def _replicas(obj: dict[str, Any], kind: str) -> int | None:
+    if kind == "Pod":
+        return 1
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind == "CronJob":
+        jt = spec.get("jobTemplate") if isinstance(spec.get("jobTemplate"), dict) else {}
+        spec = jt.get("spec") if isinstance(jt.get("spec"), dict) else {}
+        kind = "Job"
+    key = "parallelism" if kind == "Job" else "replicas"
+    if kind not in ("Job", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
+        return None
+    value = spec.get(key, 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _template_annotations(obj: dict[str, Any], spec_path: tuple[str | int, ...]) -> dict[str, str]:
+    """metadata.annotations beside the PodSpec (the pod template's, or the Pod's own)."""
+    parent: Any = obj
+    for seg in spec_path[:-1]:
+        try:
+            parent = parent[seg]
+        except (KeyError, IndexError, TypeError):
+            return {}
+    meta = parent.get("metadata") if isinstance(parent, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in ann.items()} if isinstance(ann, dict) else {}
 
 
 def _is_quota_like(path: DocPath) -> bool:

@@ -27,6 +27,8 @@ class Options:
 class RunContext:
     options: Options
     namer: TemplateNamer = field(default_factory=TemplateNamer)
+    # run-wide state of later passes (e.g. which shared ResourceClaims were already emitted)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -47,6 +49,8 @@ class TemplateLowering:
     # a named ResourceClaim shared by every pod instead of a per-pod template (sharing pass)
     shared_claim: dict[str, Any] | None = None
     extra_documents: list[dict[str, Any]] = field(default_factory=list)
+    # resource names a pass translated itself; gpu-requests leaves their demands alone and removes their keys
+    handled: set[str] = field(default_factory=set)
     skip: bool = False  # a pass found a reason to leave this pod template untouched
     decisions: list[str] = field(default_factory=list)
 

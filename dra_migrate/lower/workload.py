@@ -8,7 +8,7 @@ from dra_migrate.ir import PodTemplate, Workload
 from dra_migrate.lower.backends import claim_template
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import dns_label, unique
-from dra_migrate.lower.passes import PASSES
+from dra_migrate.lower.passes import NON_GPU_CHECKS, PASSES
 from dra_migrate.plan import Append, Op, ReplaceValue, SetKey
 
 
@@ -33,6 +33,13 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
         return ops, docs, lowered
     for pt in wl.pod_templates:
         if not pt.gpu_containers:
+            # pod templates without device plugin resources can still use another GPU scheme (annotations)
+            probe = TemplateLowering(wl, pt, "", "")
+            for check in NON_GPU_CHECKS:
+                check(probe, ctx)
+            if probe.diagnostics:
+                probe.skip = True
+                lowered.append(probe)
             continue
         claim_names = {c.name for c in pt.pod_claims}
         pod_claim = unique("gpu", claim_names)

@@ -1,7 +1,8 @@
 """Lowering passes, run in this order on every pod template that requests GPUs.
 
 Each pass is a small module with one `run(tl: TemplateLowering, ctx: RunContext) -> None`; register new
-passes here and nowhere else.
+passes here and nowhere else. Passes that translate a resource themselves add it to `tl.handled`, so
+gpu-requests leaves it alone (and removes its keys with the others).
 """
 
 from __future__ import annotations
@@ -9,12 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.lower.passes import gpu_requests, selection, toleration
+from dra_migrate.lower.passes import gpu_requests, mig, other_schemes, selection, share_within_pod, sharing, toleration
 
 Pass = Callable[[TemplateLowering, RunContext], None]
 
 PASSES: list[tuple[str, Pass]] = [
+    ("other-schemes", other_schemes.run),  # HAMi / Volcano / KAI: detect and leave untouched
+    ("sharing", sharing.run),  # time-slicing / MPS: shared claim or exclusive
+    ("mig", mig.run),  # MIG slices (mixed and single strategy)
+    ("share-within-pod", share_within_pod.run),
     ("gpu-requests", gpu_requests.run),
     ("selection", selection.run),
     ("toleration", toleration.run),
 ]
+
+# run on pod templates without any device plugin resource (schemes that ask for GPUs by annotation)
+NON_GPU_CHECKS: list[Pass] = [other_schemes.check_non_gpu]

@@ -20,17 +20,21 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     for c in containers:
         for d in c.demands:
             rc = classify(d.resource)
-            if rc is None or rc.scheme != "gpu":
+            if rc is None or rc.scheme != "gpu" or d.resource in tl.handled:
                 if not _handled_elsewhere(tl, d.resource):
                     tl.diag("DRA213", f"container {c.name!r}: {d.resource} is not translated by this version; "
                             "the pod template is left as is", d.line)
                     tl.skip = True
     if tl.skip:
         return
-    taken: set[str] = set()
+
+    def own(resource: str) -> bool:  # full GPUs that no earlier pass (sharing, MIG) translated
+        return _is_gpu(resource) and resource not in tl.handled
+
+    taken: set[str] = {r.name for r in tl.requests}
     by_container: dict[DocPath, Request] = {}
     for c in [c for c in containers if c.role is not ContainerRole.INIT]:
-        count = sum(d.count for d in c.demands if _is_gpu(d.resource))
+        count = sum(d.count for d in c.demands if own(d.resource))
         if count == 0:
             continue
         name = unique(dns_label(c.name), taken)
@@ -38,18 +42,18 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         req = Request(name, DeviceChoice(GPU_CLASS, count))
         tl.requests.append(req)
         by_container[c.path] = req
-        tl.container_refs[c.path] = [name]
+        tl.container_refs.setdefault(c.path, []).append(name)
         if c.role is ContainerRole.SIDECAR:
             tl.diag("DRA206", f"sidecar {c.name!r} keeps its own {count} GPU(s) (request {name!r})", 0, c)
     app_requests = [by_container[c.path] for c in containers if c.role is ContainerRole.APP and c.path in by_container]
     for c in [c for c in containers if c.role is ContainerRole.INIT]:
-        count = sum(d.count for d in c.demands if _is_gpu(d.resource))
+        count = sum(d.count for d in c.demands if own(d.resource))
         if count == 0:
             continue
         fits = sorted((r for r in app_requests if r.choice and r.choice.count >= count), key=lambda r: r.choice.count)  # type: ignore[union-attr]
         if fits:
             req = fits[0]
-            tl.container_refs[c.path] = [req.name]
+            tl.container_refs.setdefault(c.path, []).append(req.name)
             assert req.choice is not None
             if req.choice.count > count:
                 tl.diag("DRA209", f"init container {c.name!r} asked for {count} GPU(s) and now sees the "
@@ -60,7 +64,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         name = unique(dns_label(c.name), taken)
         taken.add(name)
         tl.requests.append(Request(name, DeviceChoice(GPU_CLASS, count)))
-        tl.container_refs[c.path] = [name]
+        tl.container_refs.setdefault(c.path, []).append(name)
         before = _device_plugin_demand(containers)
         after = sum(r.choice.count for r in tl.requests if r.choice)
         if after > before:
@@ -71,7 +75,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         for d in c.demands:
             if d.count == 0:
                 tl.diag("DRA212", f"container {c.name!r} requests 0 of {d.resource}; the key is removed", d.line)
-    tl.ops.extend(remove_resource_keys(tl, containers, _is_gpu))
+    tl.ops.extend(remove_resource_keys(tl, containers, lambda r: _is_gpu(r) or r in tl.handled))
 
 
 def _is_gpu(resource: str) -> bool:
@@ -80,6 +84,8 @@ def _is_gpu(resource: str) -> bool:
 
 
 def _handled_elsewhere(tl: TemplateLowering, resource: str) -> bool:
+    if resource in tl.handled:
+        return True
     handled = tl.workload.annotations.get("\0handled", "")
     return resource in handled.split(",")
 
