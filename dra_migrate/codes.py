@@ -124,10 +124,11 @@ _ALL: list[Code] = [
     Code("DRA303", W, "untranslatable-requirement", "A GPU label requirement has no device equivalent.",
          "The requirement stays on the node selector or affinity, where it still needs the label on the "
          "node. Check that the label exists on the DRA nodes, or rewrite the requirement as a CEL selector."),
-    Code("DRA304", W, "label-dropped", "A device-plugin label was removed from the node selection.",
+    Code("DRA304", W, "device-plugin-label", "A node selection on a device-plugin label was kept.",
          "The label describes the device-plugin configuration (sharing, MIG strategy, config name) or is a "
-         "timestamp. It has no meaning once DRA serves the GPUs and would go stale, so it no longer "
-         "restricts where the pod runs; sharing is configured per claim."),
+         "timestamp. Under DRA, sharing and MIG are chosen per claim, so the label no longer says anything about "
+         "the devices. It is kept, because removing it would let the pod run on nodes it could not run on "
+         "before; remove it by hand once the device plugin no longer runs on the GPU nodes."),
     Code("DRA305", I, "preferences-first-available",
          "Preferred GPU labels became firstAvailable alternatives.",
          "Preferred node affinity on GPU labels is expressed as an ordered list of subrequests: the "

@@ -215,8 +215,8 @@ def _prewrite_checks(
     for obj in docs:
         if ctx.options.validate:
             out.extend(prewrite.validate_new_object(obj, ctx.options.target_version, loc))
-        for expr in prewrite.selectors_of(obj):
-            problem = prewrite.check_selector(expr)
+        for device_class, expr in prewrite.selectors_of(obj):
+            problem = prewrite.check_selector(device_class, expr)
             if problem:
                 out.append(make(problem[0], problem[1], loc, wl.ref))
     if ctx.options.validate and ops:

@@ -48,34 +48,45 @@ def validate_changed_object(
     ]
 
 
-def selectors_of(obj: dict[str, Any]) -> list[str]:
-    out: list[str] = []
+def selectors_of(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """(device class, CEL expression) for every request selector of a claim or claim template."""
+    out: list[tuple[str, str]] = []
     devices = (((obj.get("spec") or {}).get("spec") or obj.get("spec") or {}).get("devices")) or {}
     for req in devices.get("requests") or []:
         for part in [req, req.get("exactly") or {}, *(req.get("firstAvailable") or [])]:
+            device_class = str(part.get("deviceClassName", ""))
             for sel in part.get("selectors") or []:
                 expr = (sel.get("cel") or {}).get("expression")
                 if isinstance(expr, str):
-                    out.append(expr)
+                    out.append((device_class, expr))
     return out
 
 
 @functools.lru_cache(maxsize=4096)
-def check_selector(expression: str) -> tuple[str, str] | None:
-    """(code, message) when the expression does not compile, errors on a known device, or matches none."""
+def check_selector(device_class: str, expression: str) -> tuple[str, str] | None:
+    """(code, message) when the expression does not compile, errors on a device of its class, or matches none.
+
+    As in the allocator, a request's selectors are evaluated only on devices its device class selects."""
     from dra_migrate.cel import CelCompileError, CelEvalError, compile_selector
     from dra_migrate.cel.devices import load_nvidia_devices
+    from dra_migrate.simulate.inventory import default_device_classes
 
     try:
         selector = compile_selector(expression)
     except CelCompileError as exc:
         return "DRA312", f"CEL selector does not compile: {exc.message}: {expression}"
+    known = default_device_classes().get(device_class)
+    if known is None:
+        return None  # a class we do not know the devices of: compiled is all we can say
+    class_selectors = [compile_selector(e) for e in known.selectors]
     matched = 0
     for device in load_nvidia_devices():
         try:
+            if not all(c.evaluate(device) for c in class_selectors):
+                continue
             matched += selector.evaluate(device)
         except CelEvalError as exc:
             return "DRA313", f"CEL selector fails on device {device.name}: {exc.message}: {expression}"
     if matched == 0:
-        return "DRA801", f"no known NVIDIA device shape matches this selector: {expression}"
+        return "DRA801", f"no known NVIDIA device shape of class {device_class} matches this selector: {expression}"
     return None

@@ -463,14 +463,14 @@ def test_node_describing_labels_always_stay() -> None:
     assert {d.action for d in res.decisions} == {"kept"}
 
 
-def test_device_plugin_labels_are_dropped() -> None:
-    _, res = tr(
-        {"nvidia.com/device-plugin.config": "a100-ts", "nvidia.com/gfd.timestamp": "1700000000", "app": "x"}
-    )
-    assert res.node_selector == {"app": "x"}
-    assert [d.action for d in res.decisions] == ["dropped", "dropped"]
+def test_device_plugin_labels_are_kept_with_a_warning() -> None:
+    """Removing them would widen the nodes the pod may use; the warning says they can go later."""
+    ns = {"nvidia.com/device-plugin.config": "a100-ts", "nvidia.com/gfd.timestamp": "1700000000", "app": "x"}
+    _, res = tr(ns)
+    assert res.node_selector == ns
+    assert [d.action for d in res.decisions] == ["kept", "kept"]
     assert codes(res) == ["DRA304", "DRA304"]
-    assert res.changed
+    assert not res.changed
 
 
 def test_unknown_labels_are_untouched_and_unreported() -> None:

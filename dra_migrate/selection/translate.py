@@ -118,8 +118,11 @@ class _Translator:
             if rule.kind == "node":
                 out.records.append(_Record(r, "kept", f"{r.text()}{where} stays on the node: {rule.why}"))
             elif rule.kind == "drop":
-                out.removed.add(i)
-                out.records.append(_Record(r, "dropped", f"{r.text()}{where} removed: {rule.why}", "DRA304"))
+                # Kept on the node: removing it would widen the set of nodes the pod may land on, and whether
+                # the label outlives the device plugin depends on the cluster. The warning says it can go.
+                out.records.append(_Record(
+                    r, "kept", f"{r.text()}{where} kept on the node selector: {rule.why} Remove it once the "
+                    "device plugin no longer runs on these nodes.", "DRA304"))
             elif rule.policy == "keep" and not self.move_cloud:
                 out.records.append(_Record(
                     r, "kept",
