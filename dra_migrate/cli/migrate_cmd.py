@@ -87,7 +87,11 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(d)
         for rfmt, rpath in extra_reports:
             text = report_writers.render(rfmt, cfg, result, verbose=verbose, quiet=quiet)
-            Path(rpath).write_text(text if text.endswith("\n") or not text else text + "\n", encoding="utf-8")
+            try:
+                Path(rpath).write_text(text if text.endswith("\n") or not text else text + "\n", encoding="utf-8")
+            except OSError as exc:
+                typer.echo(f"error: cannot write report {rpath}: {exc.strerror}", err=True)
+                raise typer.Exit(2) from None
         if fmt == "text":
             if tty and not quiet:
                 sys.stderr.write(report_writers.text.render(cfg, result, verbose=verbose, quiet=quiet,
