@@ -111,3 +111,16 @@ def test_report_json_kept_at_its_old_place(tree: Path) -> None:
 
     cfg = RunConfig([str(tree)], mode="check")
     assert json.loads(report_json(cfg, run_migration(cfg)))["mode"] == "check"
+
+
+def test_action_yml_runs_migrate_and_uploads_sarif() -> None:
+    import yaml
+
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) >= {"paths", "args", "mode"}
+    steps = action["runs"]["steps"]
+    assert any("pip install" in s.get("run", "") and "GITHUB_ACTION_PATH" in s["run"] for s in steps)
+    run = next(s for s in steps if s.get("id") == "run")["run"]
+    assert "dra-migrate migrate" in run and '--report "sarif=' in run
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in steps)
