@@ -31,5 +31,11 @@ def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpro
     full = {k: v for k, v in os.environ.items() if not k.startswith("DRA_MIGRATE_")}
     full["PYTHONPATH"] = str(REPO)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "dra_migrate", *args], cwd=cwd, env=full,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

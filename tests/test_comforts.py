@@ -12,8 +12,9 @@ from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 from tests.integration_helpers import GPU_DEPLOYMENT, cli
 
-SKIPPED = GPU_DEPLOYMENT.replace("  namespace: ml\n",
-                                 "  namespace: ml\n  annotations:\n    dra-migrate.io/skip: \"vendor chart, PLAT-12\"\n")
+SKIPPED = GPU_DEPLOYMENT.replace(
+    "  namespace: ml\n", '  namespace: ml\n  annotations:\n    dra-migrate.io/skip: "vendor chart, PLAT-12"\n'
+)
 
 
 def _group():  # type: ignore[no-untyped-def]
@@ -56,8 +57,11 @@ def test_config_end_to_end_through_the_cli(tmp_path: Path) -> None:
     assert (tmp_path / "d.yaml").read_text() == GPU_DEPLOYMENT
     res = cli(["migrate", "d.yaml", "--format", "json"], tmp_path, {"DRA_MIGRATE_TARGET_VERSION": "1.33"})
     assert '"kubernetes": "1.33"' in res.stdout  # env beats the file
-    res = cli(["migrate", "d.yaml", "--format", "json", "--target-version", "1.35"], tmp_path,
-              {"DRA_MIGRATE_TARGET_VERSION": "1.33"})
+    res = cli(
+        ["migrate", "d.yaml", "--format", "json", "--target-version", "1.35"],
+        tmp_path,
+        {"DRA_MIGRATE_TARGET_VERSION": "1.33"},
+    )
     assert '"kubernetes": "1.35"' in res.stdout  # the command line beats both
     (tmp_path / ".dra-migrate.yaml").write_text("bogus: 1\n")
     res = cli(["migrate", "d.yaml"], tmp_path)
@@ -87,7 +91,11 @@ def test_no_progress_or_table_when_not_a_tty(tmp_path: Path) -> None:
         (tmp_path / f"f{i}.yaml").write_text(GPU_DEPLOYMENT.replace("name: web", f"name: web{i}"))
     res = cli(["migrate", ".", "--check"], tmp_path)
     assert res.returncode == 1
-    assert res.stderr.strip().splitlines()[-1].startswith("25 file(s) scanned, 25 with GPU keys, 25 would change")
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .startswith("25 file(s) scanned, 25 with GPU keys, 25 would change")
+    )
     assert "\x1b[" not in res.stderr
 
 

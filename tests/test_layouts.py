@@ -29,14 +29,15 @@ patches:
   target:
     kind: Job
 """
-JOB = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n" \
-      "      containers:\n      - name: w\n        image: x\n"
+JOB = (
+    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n"
+    "      containers:\n      - name: w\n        image: x\n"
+)
 PATCH = JOB + "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
 
 
 def _codes(result: object) -> list[tuple[str, str, int]]:
-    return [(d.code, Path(d.location.file).name, d.location.line)
-            for d in result.all_diagnostics]  # type: ignore[attr-defined]
+    return [(d.code, Path(d.location.file).name, d.location.line) for d in result.all_diagnostics]  # type: ignore[attr-defined]
 
 
 def test_kustomize_patch_file_and_inline_patch_are_reported_not_migrated(tmp_path: Path) -> None:
@@ -99,10 +100,12 @@ def test_helm_templates_and_values_are_reported(tmp_path: Path) -> None:
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     values = "replicaCount: 1\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
     (chart / "values.yaml").write_text(values)
-    tpl = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
-           "  template:\n    spec:\n      containers:\n      - name: a\n        resources:\n"
-           "          limits:\n            \"nvidia.com/gpu\": {{ .Values.gpus }}\n"
-           "            nvidia.com/mig-1g.5gb: 1\n")
+    tpl = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: a\n        resources:\n"
+        '          limits:\n            "nvidia.com/gpu": {{ .Values.gpus }}\n'
+        "            nvidia.com/mig-1g.5gb: 1\n"
+    )
     (chart / "templates" / "deploy.yaml").write_text(tpl)
     result = run_migration(RunConfig([str(tmp_path)]))
     codes = _codes(result)
@@ -126,8 +129,13 @@ def test_gitignore_prunes_walks_but_not_named_files(tmp_path: Path) -> None:
         return {str(Path(f.path).relative_to(tmp_path)) for f in res.files}
 
     assert scanned() == {"keep.gen.yaml", "sub/ok.yaml"}
-    assert scanned(gitignore=False) == {"build/a.yaml", "x.gen.yaml", "keep.gen.yaml", "sub/local.yaml",
-                                        "sub/ok.yaml"}
+    assert scanned(gitignore=False) == {
+        "build/a.yaml",
+        "x.gen.yaml",
+        "keep.gen.yaml",
+        "sub/local.yaml",
+        "sub/ok.yaml",
+    }
     named = run_migration(RunConfig([str(tmp_path / "x.gen.yaml")], mode="check"))
     assert len(named.files) == 1
 
@@ -142,6 +150,10 @@ def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text(GPU_DEPLOYMENT)
     res = run_migration(RunConfig([str(tmp_path)], mode="check"))
     ours = {str(Path(f.path).relative_to(tmp_path)) for f in res.files}
-    git = subprocess.run(["git", "-C", str(tmp_path), "ls-files", "--others", "--exclude-standard"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    git = subprocess.run(
+        ["git", "-C", str(tmp_path), "ls-files", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert ours == {f for f in git if f.endswith(".yaml")} == {"b.yaml"}

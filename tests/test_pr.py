@@ -14,10 +14,16 @@ from tests.integration_helpers import GPU_DEPLOYMENT, cli
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-IDENTITY = {"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.invalid",
-            "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.invalid"}
-INVALID = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: half\nspec:\n  containers:\n  - name: c\n" \
-          "    resources:\n      limits:\n        nvidia.com/gpu: 0.5\n"
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+    "GIT_COMMITTER_NAME": "Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+}
+INVALID = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: half\nspec:\n  containers:\n  - name: c\n"
+    "    resources:\n      limits:\n        nvidia.com/gpu: 0.5\n"
+)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -67,11 +73,15 @@ def test_branch_commit_body_and_push(repo: Path) -> None:
     assert "kind: ResourceClaimTemplate" in (repo / "k8s" / "web.yaml").read_text()
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
     body = out.body
-    assert "| Deployment | ml/web | `k8s/web.yaml:2` | 1 | — | per-pod ResourceClaimTemplate web-gpu |" in body
+    assert (
+        "| Deployment | ml/web | `k8s/web.yaml:2` | 1 | — | per-pod ResourceClaimTemplate web-gpu |" in body
+    )
     assert "**error DRA203** `k8s/half.yaml:10:" in body
     assert "gpuResourcesEnabledOverride=true" in body and "not yet officially supported" in body
     assert "device plugin must be disabled" in body
-    assert body.index("test cluster") < body.index("real device preference") < body.index("batch and training")
+    assert (
+        body.index("test cluster") < body.index("real device preference") < body.index("batch and training")
+    )
     # the push landed in the bare repository
     remote = repo.parent / "remote.git"
     assert git(remote, "rev-parse", "refs/heads/dra/migrate").strip() == out.commit
@@ -92,8 +102,24 @@ def test_cli_with_template_base_and_body_file(repo: Path) -> None:
     (repo / "tpl.md.j2").write_text("{{ counts.workloads }} workload(s) on {{ branch }}\n")
     git(repo, "add", "tpl.md.j2")
     git(repo, "commit", "-q", "-m", "tpl")
-    res = cli(["pr", "k8s/web.yaml", "--branch", "x", "--base", "main", "--template", "tpl.md.j2",
-               "--body-file", "body.md", "--message", "Move GPUs to DRA"], repo, {**os.environ, **IDENTITY})
+    res = cli(
+        [
+            "pr",
+            "k8s/web.yaml",
+            "--branch",
+            "x",
+            "--base",
+            "main",
+            "--template",
+            "tpl.md.j2",
+            "--body-file",
+            "body.md",
+            "--message",
+            "Move GPUs to DRA",
+        ],
+        repo,
+        {**os.environ, **IDENTITY},
+    )
     assert res.returncode == 0, res.stderr
     assert (repo / "body.md").read_text() == "1 workload(s) on x\n"
     assert git(repo, "log", "-1", "--format=%s").strip() == "Move GPUs to DRA"

@@ -45,8 +45,13 @@ def test_hook_definitions_hit_the_fast_path() -> None:
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(PRE_COMMIT_HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    env.update(
+        PRE_COMMIT_HOME=str(home),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
     env.pop("PYTHONPATH", None)  # the hook must run the installed copy, not this checkout
     return env
 
@@ -55,15 +60,20 @@ def _git(cwd: Path, *args: str, env: dict[str, str]) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def _try_repo(cwd: Path, hook: str, files: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _try_repo(
+    cwd: Path, hook: str, files: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--files", *files]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.xfail(strict=True, reason="core packaging bug: a non-editable install (pre-commit runs "
-                   "`pip install .`) lacks rules/ and schemas/, which live outside the package (DRA902 "
-                   "FileNotFoundError site-packages/rules/resources.yaml); remove this mark once they ship")
+@pytest.mark.xfail(
+    strict=True,
+    reason="core packaging bug: a non-editable install (pre-commit runs "
+    "`pip install .`) lacks rules/ and schemas/, which live outside the package (DRA902 "
+    "FileNotFoundError site-packages/rules/resources.yaml); remove this mark once they ship",
+)
 def test_try_repo_fixer_then_check(tmp_path: Path) -> None:
     pytest.importorskip("pre_commit")
     if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True).returncode != 0:

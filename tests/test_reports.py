@@ -14,8 +14,10 @@ from dra_migrate.run import RunConfig, run_migration
 from tests.conftest import REPO
 from tests.integration_helpers import GPU_DEPLOYMENT, cli
 
-BAD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n" \
-      "      limits: {nvidia.com/gpu: 1.5}\n"
+BAD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
+    "      limits: {nvidia.com/gpu: 1.5}\n"
+)
 
 
 @pytest.fixture
@@ -47,7 +49,7 @@ def test_report_schema_rejects_a_wrong_report() -> None:
 def test_sarif_validates_against_the_official_schema(tree: Path) -> None:
     res = cli(["migrate", ".", "--diff", "--format", "sarif", "-v"], tree)
     # the diff comes first on stdout; the SARIF log is the last JSON document
-    log = json.loads(res.stdout[res.stdout.index('{\n  "$schema"'):])
+    log = json.loads(res.stdout[res.stdout.index('{\n  "$schema"') :])
     schema = _schema("sarif-2.1.0.schema.json")
     jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)
     run = log["runs"][0]
@@ -75,7 +77,10 @@ def test_sarif_uri_outside_the_base_is_absolute(tmp_path: Path) -> None:
 
 def test_github_annotations_escape_and_levels() -> None:
     d = Diagnostic("DRA203", Severity.ERROR, "100% bad,\nreally", Location("a,b:c.yaml", 3, 5), "Pod/p")
-    assert github.annotation(d) == "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=DRA203::[Pod/p] 100%25 bad,%0Areally"
+    assert (
+        github.annotation(d)
+        == "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=DRA203::[Pod/p] 100%25 bad,%0Areally"
+    )
     w = Diagnostic("DRA108", Severity.WARNING, "m", Location("f.yaml"))
     assert github.annotation(w) == "::warning file=f.yaml,title=DRA108::m"
     i = Diagnostic("DRA201", Severity.INFO, "m", Location("f.yaml", 1, 0))
@@ -83,8 +88,20 @@ def test_github_annotations_escape_and_levels() -> None:
 
 
 def test_several_reports_in_one_run(tree: Path) -> None:
-    res = cli(["migrate", ".", "--check", "--format", "github", "--report", "sarif=out.sarif",
-               "--report", "json=out.json"], tree)
+    res = cli(
+        [
+            "migrate",
+            ".",
+            "--check",
+            "--format",
+            "github",
+            "--report",
+            "sarif=out.sarif",
+            "--report",
+            "json=out.json",
+        ],
+        tree,
+    )
     assert res.returncode == 2
     assert "::error file=bad.yaml,line=8," in res.stdout
     assert json.loads((tree / "out.sarif").read_text())["version"] == "2.1.0"
