@@ -266,6 +266,33 @@ _ALL: list[Code] = [
          "scheduler, controller manager and kubelet; --runtime-config on the API server) or the migrated "
          "manifests are rejected. Said once per run."),
     # --- DRA7xx: integrations ----------------------------------------------------------------
+    Code("DRA701", W, "kustomize-patch-gpu", "A kustomize patch file sets GPU resources; it is not migrated.",
+         "The file is listed under patches/patchesStrategicMerge of a kustomization.yaml, so it is a partial "
+         "object merged into a base, not a workload. Rewriting it alone would put a ResourceClaimTemplate "
+         "where kustomize expects a patch, and deleting nvidia.com/gpu from a patch does not delete it from the "
+         "base. Migrate the base (or render with `kustomize build` and migrate the output), then make the "
+         "patch add the same resources.claims and resourceClaims entries (both merge by name)."),
+    Code("DRA702", W, "kustomize-inline-patch-gpu", "An inline kustomize patch sets GPU resources.",
+         "A `patch: |` entry in kustomization.yaml (JSON 6902 or strategic merge) mentions a GPU resource. It "
+         "is text inside a string and is never rewritten: change it by hand to add a claim instead."),
+    Code("DRA703", I, "kustomization-updated", "The new claims file was added to kustomization.yaml resources.",
+         "--claims-out wrote ResourceClaimTemplates into a kustomize directory; the file was appended to that "
+         "kustomization's `resources:` list so `kustomize build` includes it."),
+    Code("DRA704", W, "helm-template-gpu", "A Helm chart template requests GPUs; templates are never rewritten.",
+         "Files under a chart's templates/ are Go templates, not YAML. Each GPU key is reported with its line: "
+         "replace it by a resources.claims entry and add pod.spec.resourceClaims plus a ResourceClaimTemplate "
+         "template (see the README, Helm charts)."),
+    Code("DRA705", W, "helm-values-gpu", "A Helm values file sets GPU resources.",
+         "A values file beside Chart.yaml sets a GPU resource that a template copies into a pod (usually via "
+         "`toYaml .Values.resources`). Remove the GPU key from the values and give the chart a claim instead: "
+         "values such as gpu.count feeding a ResourceClaimTemplate template."),
+    Code("DRA706", I, "skip-annotation", "The workload opts out with the dra-migrate.io/skip annotation.",
+         "The workload is left untouched; the annotation's value is the reason, quoted in the message."),
+    Code("DRA707", E, "skip-annotation-strict", "--strict: a workload opts out with dra-migrate.io/skip.",
+         "With --strict every skip annotation is an error, so a CI gate can require a fully migrated tree."),
+    Code("DRA708", W, "kustomization-not-updated", "kustomization.yaml could not be updated for the claims file.",
+         "The new claims file is written, but the kustomization's resources list could not be edited safely "
+         "(no block sequence, or a layout the editor refuses). Add the file to `resources:` by hand."),
     # --- DRA8xx: scheduling lints and simulation ---------------------------------------------
     Code("DRA801", W, "selector-matches-nothing", "No known NVIDIA device matches a selector.",
          "The selector was evaluated against the device shapes the NVIDIA DRA driver publishes for common "

@@ -22,17 +22,32 @@ class Found:
 
 
 def discover(
-    paths: Sequence[str], excludes: Sequence[str] = (), diagnostics: list[Diagnostic] | None = None
+    paths: Sequence[str],
+    excludes: Sequence[str] = (),
+    diagnostics: list[Diagnostic] | None = None,
+    gitignore: bool = False,
 ) -> Iterator[Found]:
+    """Files named explicitly are always yielded; `gitignore` only prunes what directory walks find."""
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
             root = p.resolve()
+            ignore = None
+            if gitignore:
+                from dra_migrate.integrations.ignore import GitIgnore
+
+                ignore = GitIgnore(p)
             for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not _excluded(Path(dirpath, d), excludes))
+                dirnames[:] = sorted(
+                    d for d in dirnames
+                    if d not in SKIP_DIRS and not _excluded(Path(dirpath, d), excludes)
+                    and not (ignore and ignore.ignored(Path(dirpath, d), is_dir=True))
+                )
                 for name in sorted(filenames):
                     fp = Path(dirpath, name)
                     if not name.endswith(EXTENSIONS) or _excluded(fp, excludes):
+                        continue
+                    if ignore and ignore.ignored(fp):
                         continue
                     if fp.is_symlink():
                         target = fp.resolve()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,8 @@ class RunConfig:
     max_file_size: int = DEFAULT_MAX_BYTES
     rule_dirs: Sequence[Path] = ()
     sharing_configs: Sequence[Path] = ()  # device plugin configs outside the migrated paths (--sharing-config)
+    gitignore: bool = True  # prune what .gitignore ignores from directory walks
+    progress: Callable[[int, int, str], None] | None = None  # (index, total, file) before each file
 
 
 @dataclass(slots=True)
@@ -78,7 +79,13 @@ def run_migration(cfg: RunConfig) -> RunResult:
         _finish(cfg, result, claims)
         return result
     _scan_sharing(cfg, result, cfg.paths)
-    for found in discover(cfg.paths, cfg.excludes, result.diagnostics):
+    from dra_migrate.integrations.layout import Layout
+
+    found_all = list(discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore))
+    layout = Layout(found_all)
+    for n, found in enumerate(found_all):
+        if cfg.progress is not None:
+            cfg.progress(n, len(found_all), found.display)
         result.scanned += 1
         try:
             size = found.path.stat().st_size
@@ -97,12 +104,19 @@ def run_migration(cfg: RunConfig) -> RunResult:
             if cfg.output_dir is not None:
                 _write_output(cfg, result, found.path, found.root, raw)
             continue
+        intercepted = layout.intercept(found, raw)
+        if intercepted is not None:  # kustomize patches, chart templates: reported, never rewritten
+            result.diagnostics.extend(intercepted)
+            if cfg.output_dir is not None:
+                _write_output(cfg, result, found.path, found.root, raw)
+            continue
         if rules is None:
             rules = _rules(cfg)
         fr = process_source(
             found.display, raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None,
             helm_template=is_helm_template_path(found.path),
         )
+        layout.refine(found, fr)
         result.files.append(fr)
         if fr.new_documents:
             claims.extend((found.display, d) for d in fr.new_documents)
@@ -116,6 +130,7 @@ def run_migration(cfg: RunConfig) -> RunResult:
             elif fr.changed:
                 _write_in_place(result, found.path, found.display, out)
     _finish(cfg, result, claims)
+    layout.finish(cfg, result)
     return result
 
 
@@ -181,31 +196,10 @@ def unified_diff(name: str, before: bytes, after: bytes) -> str:
 
 
 def report_json(cfg: RunConfig, result: RunResult) -> str:
-    from dra_migrate import __version__
+    """Kept for callers of the old location; the writer lives in dra_migrate.reports.json."""
+    from dra_migrate.reports import json as json_report
 
-    diags = result.all_diagnostics
-    doc = {
-        "schemaVersion": 1,
-        "tool": {"name": "dra-migrate", "version": __version__},
-        "target": {"kubernetes": cfg.options.target_version, "apiVersion": cfg.options.api_version},
-        "mode": cfg.mode,
-        "summary": {
-            "filesScanned": result.scanned,
-            "filesParsed": len(result.files),
-            "filesChanged": sum(1 for f in result.files if f.changed),
-            "filesFailed": sum(1 for f in result.files if f.failed),
-            "newFiles": sorted(result.new_files),
-            "workloadsMigrated": sum(1 for f in result.files for t in f.lowered if not t.skip and t.requests),
-            "errors": sum(1 for d in diags if d.severity is Severity.ERROR),
-            "warnings": sum(1 for d in diags if d.severity is Severity.WARNING),
-            "exitCode": result.exit_code,
-        },
-        "files": [
-            {"path": f.path, "changed": f.changed, "failed": f.failed} for f in result.files
-        ],
-        "diagnostics": [d.to_json() for d in diags],
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return json_report.render(cfg, result)
 
 
 def _dra_on_by_default(target: str) -> bool:

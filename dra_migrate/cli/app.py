@@ -31,9 +31,9 @@ def _main(
 
 
 def _register() -> None:
-    from dra_migrate.cli import explain_cmd, migrate_cmd, rules_cmd
+    from dra_migrate.cli import explain_cmd, migrate_cmd, pr_cmd, rules_cmd
 
-    for module in (migrate_cmd, explain_cmd, rules_cmd):
+    for module in (migrate_cmd, explain_cmd, rules_cmd, pr_cmd):
         module.register(app)
     try:  # commands contributed by optional modules
         from dra_migrate.cli import cel_cmd
@@ -44,9 +44,18 @@ def _register() -> None:
 
 
 def run() -> None:
+    import os
+
+    from dra_migrate.cli.config import ConfigError, build_default_map
+
     _register()
     try:
-        app(standalone_mode=True)
+        default_map = build_default_map(typer.main.get_command(app), sys.argv[1:], os.environ)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(2)
+    try:
+        app(standalone_mode=True, default_map=default_map)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import typer
 
-from dra_migrate.diagnostics import Severity
 from dra_migrate.lower.context import Options
-from dra_migrate.run import RunConfig, report_json, run_migration
+from dra_migrate.run import RunConfig, run_migration
 
 SUPPORTED_TARGETS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 
@@ -34,7 +33,11 @@ def register(app: typer.Typer) -> None:
             None, "--claims-out", help="Put new ResourceClaimTemplates in this FILE (.yaml) or DIR."
         ),
         target_version: str = typer.Option("1.34", "--target-version", help="Kubernetes version to target."),
-        fmt: str = typer.Option("text", "--format", help="Report format: text or json."),
+        fmt: str = typer.Option("text", "--format", help="Report format on stdout: text, json, sarif, github."),
+        reports: list[str] = typer.Option([], "--report", help="Also write FORMAT=FILE (repeatable)."),
+        no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Also walk into .gitignore'd paths."),
+        strict: bool = typer.Option(False, "--strict", help="A dra-migrate.io/skip annotation is an error."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar or summary table."),
         exclude: list[str] = typer.Option([], "--exclude", help="Glob of paths to skip (repeatable)."),
         rules: list[Path] = typer.Option([], "--rules", help="Extra rule directory (repeatable)."),
         max_file_size: int = typer.Option(8 * 1024 * 1024, "--max-file-size", help="Skip larger files (bytes)."),
@@ -60,8 +63,11 @@ def register(app: typer.Typer) -> None:
         if target_version not in SUPPORTED_TARGETS:
             typer.echo(f"error: --target-version must be one of {', '.join(SUPPORTED_TARGETS)}", err=True)
             raise typer.Exit(2)
-        if fmt not in ("text", "json"):
-            typer.echo("error: --format must be text or json", err=True)
+        from dra_migrate import reports as report_writers
+        from dra_migrate.cli.progress import ProgressBar, stderr_is_tty, summary_table
+
+        if fmt not in report_writers.FORMATS:
+            typer.echo(f"error: --format must be one of {', '.join(report_writers.FORMATS)}", err=True)
             raise typer.Exit(2)
         try:
             from dra_migrate.features import parse_feature_gates
@@ -73,6 +79,13 @@ def register(app: typer.Typer) -> None:
         if sharing not in ("shared-claim", "exclusive"):
             typer.echo("error: --sharing must be shared-claim or exclusive", err=True)
             raise typer.Exit(2)
+        try:
+            extra_reports = [report_writers.parse_report_spec(r) for r in reports]
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        tty = stderr_is_tty() and not no_progress
+        progress = ProgressBar(tty)
         mode = "diff" if diff else "check" if check else "write"
         stdin_mode = list(paths) == ["-"]
         cfg = RunConfig(
@@ -92,36 +105,34 @@ def register(app: typer.Typer) -> None:
             max_file_size=max_file_size,
             rule_dirs=rules,
             sharing_configs=sharing_config,
+            gitignore=not no_gitignore,
+            progress=progress,
         )
-        result = run_migration(cfg)
+        cfg.options.extra["strict"] = strict
+        try:
+            result = run_migration(cfg)
+        finally:
+            progress.close()
         if stdin_mode and mode == "write" and result.files:
             f = result.files[0]
             sys.stdout.buffer.write(f.output if f.output is not None else f.original)
         for d in result.diffs:
             sys.stdout.write(d)
-        if fmt == "json":
-            sys.stdout.write(report_json(cfg, result) + "\n")
+        for rfmt, rpath in extra_reports:
+            text = report_writers.render(rfmt, cfg, result, verbose=verbose, quiet=quiet)
+            try:
+                Path(rpath).write_text(text if text.endswith("\n") or not text else text + "\n", encoding="utf-8")
+            except OSError as exc:
+                typer.echo(f"error: cannot write report {rpath}: {exc.strerror}", err=True)
+                raise typer.Exit(2) from None
+        if fmt == "text":
+            if tty and not quiet:
+                sys.stderr.write(report_writers.text.render(cfg, result, verbose=verbose, quiet=quiet,
+                                                            summary=False))
+                sys.stderr.write(summary_table(result, mode))
+            else:
+                sys.stderr.write(report_writers.render("text", cfg, result, verbose=verbose, quiet=quiet))
         else:
-            _text_report(result, verbose, quiet, mode)
+            out = report_writers.render(fmt, cfg, result, verbose=verbose, quiet=quiet)
+            sys.stdout.write(out if out.endswith("\n") or not out else out + "\n")
         raise typer.Exit(result.exit_code)
-
-
-def _text_report(result, verbose: bool, quiet: bool, mode: str) -> None:  # type: ignore[no-untyped-def]
-    out = sys.stderr
-    shown = 0
-    for d in result.all_diagnostics:
-        if d.severity is Severity.INFO and not verbose:
-            continue
-        if quiet and d.severity is not Severity.ERROR:
-            continue
-        out.write(d.render() + "\n")
-        shown += 1
-    if quiet:
-        return
-    changed = [f for f in result.files if f.changed]
-    failed = [f for f in result.files if f.failed]
-    verb = {"write": "changed", "check": "would change", "diff": "would change"}[mode]
-    out.write(
-        f"{result.scanned} file(s) scanned, {len(result.files)} with GPU keys, {len(changed)} {verb}, "
-        f"{len(result.new_files)} new file(s), {len(failed)} left untouched because of errors\n"
-    )

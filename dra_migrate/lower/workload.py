@@ -31,6 +31,10 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
     lowered: list[TemplateLowering] = []
     if wl.blocked:
         return ops, docs, lowered
+    from dra_migrate.integrations.skip import skip_lowering
+
+    if (skipped := skip_lowering(wl, ctx)) is not None:
+        return ops, docs, [skipped]
     for pt in wl.pod_templates:
         if not pt.gpu_containers:
             # pod templates without device plugin resources can still use another GPU scheme (annotations)

@@ -1,0 +1,1 @@
+"""Where users run dra-migrate: repository layouts (kustomize, Helm, .gitignore), pull requests, hooks."""

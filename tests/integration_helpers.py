@@ -1,0 +1,41 @@
+"""Shared helpers for the integration tests: a CLI run in a subprocess, small manifests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+GPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: busybox
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("DRA_MIGRATE_")}
+    full["PYTHONPATH"] = str(REPO)
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "dra_migrate", *args],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

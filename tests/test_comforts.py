@@ -1,0 +1,119 @@
+"""Everyday comforts: config file and environment defaults, the skip annotation, progress and summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dra_migrate.cli.app import _register, app
+from dra_migrate.cli.config import ConfigError, build_default_map, find_config
+from dra_migrate.lower.context import Options
+from dra_migrate.run import RunConfig, run_migration
+from tests.integration_helpers import GPU_DEPLOYMENT, cli
+
+SKIPPED = GPU_DEPLOYMENT.replace(
+    "  namespace: ml\n", '  namespace: ml\n  annotations:\n    dra-migrate.io/skip: "vendor chart, PLAT-12"\n'
+)
+
+
+def _group():  # type: ignore[no-untyped-def]
+    import typer
+
+    _register()
+    return typer.main.get_command(app)
+
+
+def test_config_file_env_and_cli_precedence(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".dra-migrate.yaml").write_text("target-version: '1.32'\nexclude: [a, b]\ncheck: true\n")
+    (tmp_path / "apps").mkdir()
+    group = _group()
+    dm = build_default_map(group, ["migrate", str(tmp_path / "apps")], {})["migrate"]
+    assert dm == {"target_version": "1.32", "exclude": ["a", "b"], "check": True}
+    env = {"DRA_MIGRATE_TARGET_VERSION": "1.33", "DRA_MIGRATE_CHECK": "0", "DRA_MIGRATE_EXCLUDE": "x y"}
+    dm = build_default_map(group, ["migrate", str(tmp_path / "apps")], env)["migrate"]
+    assert dm == {"target_version": "1.33", "exclude": ["x", "y"], "check": False}
+
+
+def test_pyproject_section_and_bad_keys(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.dra-migrate]\ntarget_version = "1.35"\n')
+    found = find_config(tmp_path)
+    assert found is not None and found[1] == {"target_version": "1.35"}
+    group = _group()
+    assert build_default_map(group, ["migrate", str(tmp_path)], {}) == {"migrate": {"target_version": "1.35"}}
+    (tmp_path / ".dra-migrate.yaml").write_text("no-such-flag: 1\n")
+    with pytest.raises(ConfigError, match="unknown option"):
+        build_default_map(group, ["migrate", str(tmp_path)], {})
+
+
+def test_config_end_to_end_through_the_cli(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "d.yaml").write_text(GPU_DEPLOYMENT)
+    (tmp_path / ".dra-migrate.yaml").write_text("target-version: '1.32'\ncheck: true\n")
+    res = cli(["migrate", "d.yaml", "--format", "json"], tmp_path)
+    assert res.returncode == 1 and '"kubernetes": "1.32"' in res.stdout  # config: check mode, 1.32
+    assert (tmp_path / "d.yaml").read_text() == GPU_DEPLOYMENT
+    res = cli(["migrate", "d.yaml", "--format", "json"], tmp_path, {"DRA_MIGRATE_TARGET_VERSION": "1.33"})
+    assert '"kubernetes": "1.33"' in res.stdout  # env beats the file
+    res = cli(
+        ["migrate", "d.yaml", "--format", "json", "--target-version", "1.35"],
+        tmp_path,
+        {"DRA_MIGRATE_TARGET_VERSION": "1.33"},
+    )
+    assert '"kubernetes": "1.35"' in res.stdout  # the command line beats both
+    (tmp_path / ".dra-migrate.yaml").write_text("bogus: 1\n")
+    res = cli(["migrate", "d.yaml"], tmp_path)
+    assert res.returncode == 2 and "unknown option 'bogus'" in res.stderr
+
+
+def test_skip_annotation_leaves_the_workload_untouched(tmp_path: Path) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(SKIPPED)
+    result = run_migration(RunConfig([str(f)]))
+    assert f.read_text() == SKIPPED and result.exit_code == 0
+    diag = next(d for d in result.all_diagnostics if d.code == "DRA706")
+    assert "'vendor chart, PLAT-12'" in diag.message and diag.object == "Deployment/ml/web"
+
+
+def test_strict_turns_a_skip_into_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(SKIPPED)
+    result = run_migration(RunConfig([str(f)], options=Options(extra={"strict": True})))
+    assert f.read_text() == SKIPPED and result.exit_code == 2
+    assert [d.code for d in result.all_diagnostics] == ["DRA707"]
+    assert cli(["migrate", "--strict", "d.yaml"], tmp_path).returncode == 2
+
+
+def test_no_progress_or_table_when_not_a_tty(tmp_path: Path) -> None:
+    for i in range(25):
+        (tmp_path / f"f{i}.yaml").write_text(GPU_DEPLOYMENT.replace("name: web", f"name: web{i}"))
+    res = cli(["migrate", ".", "--check"], tmp_path)
+    assert res.returncode == 1
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .startswith("25 file(s) scanned, 25 with GPU keys, 25 would change")
+    )
+    assert "\x1b[" not in res.stderr
+
+
+def test_progress_callback_and_summary_table(tmp_path: Path) -> None:
+    from dra_migrate.cli.progress import ProgressBar, summary_table
+
+    (tmp_path / "d.yaml").write_text(GPU_DEPLOYMENT)
+    seen: list[tuple[int, int, str]] = []
+    result = run_migration(RunConfig([str(tmp_path)], mode="check", progress=lambda *a: seen.append(a)))
+    assert seen == [(0, 1, str(tmp_path / "d.yaml"))]
+    table = summary_table(result, "check")
+    assert "files would change" in table and "workloads migrated" in table
+    bar = ProgressBar(enabled=False)
+    bar(0, 100, "x")
+    bar.close()
+    assert bar._progress is None
+
+
+def test_version_and_completion_are_available(tmp_path: Path) -> None:
+    assert cli(["--version"], tmp_path).stdout.startswith("dra-migrate ")
+    assert "--install-completion" in cli(["--help"], tmp_path).stdout
