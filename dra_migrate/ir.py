@@ -92,6 +92,11 @@ class Workload:
     annotations: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     blocked: bool = False  # an error diagnostic makes the workload untouchable
+    side_effects: tuple[str, ...] = ()  # named side effects of the kind rule (lowering passes check them)
+    # (minVersion, note) of the controller that turns this custom resource into pods; None for core kinds
+    claims_support: tuple[str, str] | None = None
+    data: Any = None  # the object as plain data, for passes that look beyond the pod templates
+    extra_ops: list[Any] = field(default_factory=list)  # object-level plan ops decided by the frontend
 
     @property
     def ref(self) -> str:

@@ -43,6 +43,9 @@ def register(app: typer.Typer) -> None:
         move_cloud_labels: bool = typer.Option(
             False, "--move-cloud-labels", help="Move provider GPU labels (GKE, Karpenter…) into the claim too."
         ),
+        no_dra_quota: bool = typer.Option(
+            False, "--no-dra-quota", help="Report GPU ResourceQuotas but do not add the DRA device-class entry."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -73,6 +76,7 @@ def register(app: typer.Typer) -> None:
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
+                extra={"dra_quota": not no_dra_quota},
             ),
             excludes=exclude,
             max_file_size=max_file_size,

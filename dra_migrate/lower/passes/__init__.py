@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.lower.passes import gpu_requests, selection, toleration
+from dra_migrate.lower.passes import gpu_requests, ray_num_gpus, selection, toleration
 
 Pass = Callable[[TemplateLowering, RunContext], None]
 
@@ -17,4 +17,9 @@ PASSES: list[tuple[str, Pass]] = [
     ("gpu-requests", gpu_requests.run),
     ("selection", selection.run),
     ("toleration", toleration.run),
+    (ray_num_gpus.NAME, ray_num_gpus.run),
 ]
+
+# Side effects a kind rule may name (`sideEffects`): the passes above that check for them, plus the
+# object-level ones in dra_migrate.frontend.effects.
+PASS_SIDE_EFFECTS = frozenset({ray_num_gpus.NAME})
