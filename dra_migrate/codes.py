@@ -164,12 +164,55 @@ _ALL: list[Code] = [
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "
-         "is not rewritten. Add a rule file (see `dra-migrate rules --kinds` and --rules DIR)."),
+         "is not rewritten. One diagnostic per pod template that holds GPU keys, with a rule snippet whose paths "
+         "are guessed from where the keys are: check it, save it in a directory and pass --rules DIR (see "
+         "`dra-migrate rules --kinds`)."),
     Code("DRA402", E, "invalid-kind-rule", "A kind rule file is invalid.",
          "A file in rules/kinds or a --rules directory is not valid YAML, violates "
          "schemas/kind-rules.schema.json, has a malformed path, or overlaps another rule for the same group "
          "and kind in the same directory. "
          "The error names the file and line; nothing is migrated until the rules load."),
+    Code("DRA403", W, "cr-gpu-field", "A custom resource states GPUs in its own field.",
+         "The controller turns this field (a count, a resources map, a resource name) into container GPU "
+         "requests itself, so no key-based translation can rewrite it. The note says where the claim belongs "
+         "instead; the field is left as is."),
+    Code("DRA404", W, "bare-container-gpu", "A bare container requests GPUs where no pod spec can hold claims.",
+         "The kind embeds single containers (a template's container, a shorthand predictor) that the "
+         "controller merges into pods it builds. Container claims need pod.spec.resourceClaims beside them, "
+         "which this place does not have: move the GPU request to a pod template the controller copies, or "
+         "keep the device plugin for this workload."),
+    Code("DRA405", W, "gpu-name-as-value", "A GPU resource name is given as a value.",
+         "A field names the extended resource (name: nvidia.com/gpu, gpuType: nvidia.com/gpu) and some "
+         "controller requests it. Nothing is rewritten; with DRA the controller must request a claim instead."),
+    Code("DRA406", W, "non-workload-gpu", "An object that creates no pods refers to GPU resources.",
+         "Quotas, defaults, node pools and flavors that name nvidia.com/gpu keep working for nodes served by "
+         "the device plugin but do not see DRA claims. Review them together with the migrated workloads."),
+    Code("DRA407", W, "gpu-infrastructure", "A device-plugin or GPU Feature Discovery DaemonSet.",
+         "This DaemonSet does not use GPUs: it is the infrastructure that advertises nvidia.com/gpu and GPU "
+         "node labels. With DRA the NVIDIA DRA driver publishes the devices (ResourceSlices); remove this "
+         "DaemonSet from the nodes the driver serves rather than migrating it."),
+    Code("DRA408", W, "controller-claims-support", "The controller must pass resourceClaims through.",
+         "A migrated custom resource only works if its controller (and the CRD schema, which otherwise prunes "
+         "the fields) copies pod.spec.resourceClaims and container resources.claims into the pods it creates. "
+         "The message names the first controller version known to do so, or says it is unknown."),
+    Code("DRA409", I, "ray-num-gpus-set", "rayStartParams.num-gpus was made explicit.",
+         "KubeRay derives `ray start --num-gpus` from the Ray container's nvidia.com/gpu limit when "
+         "rayStartParams has no num-gpus. The limit is gone after migration, so the count is written "
+         "explicitly for the group."),
+    Code("DRA410", W, "ray-num-gpus-not-set", "rayStartParams.num-gpus could not be made explicit.",
+         "KubeRay would start Ray with no GPUs once the nvidia.com/gpu limit is gone, and the group's "
+         "rayStartParams cannot be edited safely (not a mapping). Set num-gpus by hand."),
+    Code("DRA411", W, "quota-gpu", "A ResourceQuota limits nvidia.com/gpu, which DRA claims do not consume.",
+         "Devices allocated through claims are counted by `<device-class>.deviceclass.resource.k8s.io/devices` "
+         "quota entries, not by requests.nvidia.com/gpu. The old key is kept: nodes still served by the device "
+         "plugin keep being counted by it."),
+    Code("DRA412", I, "quota-dra-key-added", "A device-class quota entry was added beside the GPU quota.",
+         "`gpu.nvidia.com.deviceclass.resource.k8s.io/devices` limits the devices requested by claims of the "
+         "gpu.nvidia.com class in the namespace to the same number the nvidia.com/gpu entry allowed. Disable "
+         "with --no-dra-quota."),
+    Code("DRA413", W, "kueue-gpu-quota", "A Kueue quota counts nvidia.com/gpu.",
+         "Kueue charges quota from pod requests; migrated pods request no nvidia.com/gpu, so this quota stops "
+         "counting them unless Kueue maps the DeviceClass to a resource name (deviceClassMappings)."),
     # --- DRA5xx: sharing and MIG -------------------------------------------------------------
     Code("DRA501", I, "sharing-config-obsolete", "A device plugin sharing config; left unchanged, obsolete under DRA.",
          "This ConfigMap (or values file) holds a k8s-device-plugin config with time-slicing or MPS. dra-migrate "

@@ -94,6 +94,11 @@ class Workload:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     blocked: bool = False  # an error diagnostic makes the workload untouchable
     replicas: int | None = None  # pods it runs at once when known (spec.replicas / parallelism; 1 for a Pod)
+    side_effects: tuple[str, ...] = ()  # named side effects of the kind rule (lowering passes check them)
+    # (minVersion, note) of the controller that turns this custom resource into pods; None for core kinds
+    claims_support: tuple[str, str] | None = None
+    data: Any = None  # the object as plain data, for passes that look beyond the pod templates
+    extra_ops: list[Any] = field(default_factory=list)  # object-level plan ops decided by the frontend
 
     @property
     def ref(self) -> str:

@@ -72,6 +72,7 @@ class NonWorkloadRule:
     gpu_fields: tuple[GpuField, ...]
     note: str
     source: str
+    side_effects: tuple[str, ...] = ()
 
     def matches_version(self, version: str) -> bool:
         return not self.versions or version in self.versions
@@ -328,6 +329,7 @@ def _parse_file(path: pathlib.Path, validate: bool = True) -> tuple[list[KindRul
                 gpu_fields=gpu_fields(r["gpuFields"], "nonWorkloads", i, "gpuFields"),
                 note=r["note"],
                 source=f"{file}:{line_of('nonWorkloads', i)}",
+                side_effects=tuple(r.get("sideEffects", ())),
             )
         )
     return kinds, non_workloads

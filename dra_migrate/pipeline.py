@@ -86,7 +86,7 @@ def process_source(
 def _migrate(
     src: SourceFile, result: FileResult, ctx: RunContext, rules: KindRuleSet, claims_elsewhere: bool, self_check: bool
 ) -> None:
-    fe = build(src, rules)
+    fe = build(src, rules, ctx.options)
     result.diagnostics.extend(fe.diagnostics)
     reserve_existing_templates(fe.documents, ctx.namer)
     file_style = Style(newline=src.newline, json=src.is_json)
@@ -147,7 +147,7 @@ def _migrate(
         result.failed = True
         return
     if self_check:
-        problem = check_output(src, text, expected, ctx)
+        problem = check_output(src, text, expected, ctx, rules)
         if problem:
             result.diagnostics.append(make(problem[0], problem[1], Location(src.path)))
             result.failed = True
@@ -170,7 +170,9 @@ def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str
     return TextEdit(pos, pos, body, 0, 1_000_000)
 
 
-def check_output(src: SourceFile, text: str, expected: list[Any], ctx: RunContext) -> tuple[str, str] | None:
+def check_output(
+    src: SourceFile, text: str, expected: list[Any], ctx: RunContext, rules: KindRuleSet | None = None
+) -> tuple[str, str] | None:
     """Parse the output independently and require exactly the intended data, and a fixed point."""
     from dra_migrate.source.compose import compose_documents
     from dra_migrate.source.plain import to_plain
@@ -182,7 +184,7 @@ def check_output(src: SourceFile, text: str, expected: list[Any], ctx: RunContex
     actual = [to_plain(d.root) for d in docs]
     if actual != expected:
         return "DRA901", "self-check failed: " + explain_difference(expected, actual)
-    again = process_source(src.path, text.encode(), RunContext(ctx.options), self_check=False)
+    again = process_source(src.path, text.encode(), RunContext(ctx.options), rules=rules, self_check=False)
     if again.output is not None and again.output != text.encode():
         return "DRA903", "migrating the output again would change it again"
     return None

@@ -11,6 +11,7 @@ from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import discover
+from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
 from dra_migrate.source.reader import DEFAULT_MAX_BYTES, is_helm_template_path
@@ -57,21 +58,41 @@ class RunResult:
         return EXIT_CLEAN
 
 
-def _rules(cfg: RunConfig) -> Any:
-    from dra_migrate.kinds import load_kind_rules
+def load_rules(rule_dirs: Sequence[Path]) -> tuple[KindRuleSet | None, Diagnostic | None]:
+    """The kind rules, or a DRA402 diagnostic (file:line) when a rule file is invalid."""
+    from dra_migrate.frontend.effects import EFFECTS
+    from dra_migrate.kinds import RuleError, load_kind_rules
+    from dra_migrate.lower.passes import PASS_SIDE_EFFECTS
 
-    return load_kind_rules(tuple(cfg.rule_dirs))
+    try:
+        rules = load_kind_rules(tuple(rule_dirs))
+    except RuleError as exc:
+        return None, make(exc.code, f"{exc.message}; nothing is migrated until the rules load",
+                          Location(exc.file or "<rules>", exc.line))
+    known = set(EFFECTS) | PASS_SIDE_EFFECTS
+    all_rules: list[KindRule | NonWorkloadRule] = [*rules.all(), *rules.non_workloads()]
+    for rule in all_rules:
+        unknown = [e for e in rule.side_effects if e not in known]
+        if unknown:
+            file, _, line = rule.source.rpartition(":")
+            known_list = ", ".join(sorted(known))
+            return None, make("DRA402", f"unknown side effect {unknown[0]!r} (known: {known_list}); "
+                              "nothing is migrated until the rules load", Location(file, int(line)))
+    return rules, None
 
 
 def run_migration(cfg: RunConfig) -> RunResult:
     result = RunResult()
     ctx = RunContext(cfg.options)
-    rules = None
+    rules, problem = load_rules(cfg.rule_dirs)
+    if rules is None:
+        assert problem is not None
+        result.diagnostics.append(problem)
+        return result
     claims: list[tuple[str, dict[str, Any]]] = []
     if list(cfg.paths) == ["-"]:
         raw = sys.stdin.buffer.read()
         _scan_sharing(cfg, result, [], raw)
-        rules = _rules(cfg)
         fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
         result.files.append(fr)
         result.scanned = 1
@@ -110,8 +131,6 @@ def run_migration(cfg: RunConfig) -> RunResult:
             if cfg.output_dir is not None:
                 _write_output(cfg, result, found.path, found.root, raw)
             continue
-        if rules is None:
-            rules = _rules(cfg)
         fr = process_source(
             found.display, raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None,
             helm_template=is_helm_template_path(found.path),

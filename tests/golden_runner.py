@@ -17,8 +17,11 @@ def case_args(case: Path) -> dict[str, object]:
     return json.loads(f.read_text()) if f.exists() else {}
 
 
-def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict[str, bytes], str, int]:
-    args = case_args(case)
+def run_case(
+    case: Path, workdir: Path, target: str | None = None, args_from: Path | None = None
+) -> tuple[dict[str, bytes], str, int]:
+    args_dir = (args_from or case).resolve()
+    args = case_args(args_dir)
     target = target or str(args.get("target_version", "1.34"))
     if case.resolve() != workdir.resolve():
         for f in case.iterdir():
@@ -29,10 +32,13 @@ def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict
     os.chdir(workdir)
     try:
         extra = {k: args[k] for k in ("sharing_strategy", "share_within_pod") if k in args}
+        # args.json "rules": rule-pack directories relative to the case (a user rule pack test)
+        rule_dirs = [args_dir / str(d) for d in args.get("rules", [])]  # type: ignore[attr-defined]
         cfg = RunConfig(
             inputs,
             options=Options(target_version=target, api_version=api_version_for(target), extra=extra),
             sharing_configs=[Path(case.resolve() / str(f)) for f in args.get("sharing_configs", [])],  # type: ignore[attr-defined]
+            rule_dirs=rule_dirs,
         )
         result = run_migration(cfg)
     finally:

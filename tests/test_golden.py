@@ -43,7 +43,7 @@ def test_golden_second_run_is_noop(case: Path, tmp_path: Path) -> None:
     for name, data in files.items():  # sibling claim files take part in the second run as they are
         if not name.startswith("input"):
             (second / name).write_bytes(data)
-    again, _d, code2 = run_case_dir(second)
+    again, _d, code2 = run_case(second, second, args_from=case)
     assert again == files
     assert code2 == 0
 

@@ -56,6 +56,9 @@ def register(app: typer.Typer) -> None:
         share_within_pod: bool = typer.Option(
             False, "--share-within-pod", help="Containers of one pod share one GPU request."
         ),
+        no_dra_quota: bool = typer.Option(
+            False, "--no-dra-quota", help="Report GPU ResourceQuotas but do not add the DRA device-class entry."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -99,7 +102,8 @@ def register(app: typer.Typer) -> None:
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
-                extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod},
+                extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod,
+                       "dra_quota": not no_dra_quota},
             ),
             excludes=exclude,
             max_file_size=max_file_size,

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.frontend import crd_checks
+from dra_migrate.frontend import effects as effects_mod
 from dra_migrate.frontend.counts import parse_gpu_count
 from dra_migrate.ir import (
     ClaimRef,
@@ -17,11 +19,15 @@ from dra_migrate.ir import (
     PodTemplate,
     Workload,
 )
-from dra_migrate.kinds import KindRuleSet, resolve
+from dra_migrate.kinds import KindRuleSet, resolve, split_api_version
+from dra_migrate.lower.context import Options
 from dra_migrate.resources import classify
 from dra_migrate.source.nodes import Document, find, key_line
 from dra_migrate.source.plain import to_plain
 from dra_migrate.source.reader import SourceFile
+
+# Kubernetes' own controllers copy pod templates verbatim: no controller-version warning for them.
+CORE_GROUPS = frozenset({"", "apps", "batch", "extensions"})
 
 
 @dataclass(slots=True)
@@ -53,7 +59,8 @@ def gpu_keys_in(data: Any, path: DocPath = ()) -> list[DocPath]:
     return sorted(found, key=lambda q: [str(s) for s in q])
 
 
-def build(src: SourceFile, rules: KindRuleSet) -> FrontendResult:
+def build(src: SourceFile, rules: KindRuleSet, options: Options | None = None) -> FrontendResult:
+    options = options or Options()
     docs: list[ParsedDocument] = []
     diags: list[Diagnostic] = []
     for doc in src.documents:
@@ -64,14 +71,20 @@ def build(src: SourceFile, rules: KindRuleSet) -> FrontendResult:
             continue
         if data.get("kind") == "List" and isinstance(data.get("items"), list):
             for i, item in enumerate(data["items"]):
-                _object(src, pd, item, ("items", i), rules, diags)
+                _object(src, pd, item, ("items", i), rules, diags, options)
         else:
-            _object(src, pd, data, (), rules, diags)
+            _object(src, pd, data, (), rules, diags, options)
     return FrontendResult(docs, diags)
 
 
 def _object(
-    src: SourceFile, pd: ParsedDocument, obj: Any, item_path: DocPath, rules: KindRuleSet, diags: list[Diagnostic]
+    src: SourceFile,
+    pd: ParsedDocument,
+    obj: Any,
+    item_path: DocPath,
+    rules: KindRuleSet,
+    diags: list[Diagnostic],
+    options: Options,
 ) -> None:
     if not isinstance(obj, dict):
         return
@@ -91,28 +104,41 @@ def _object(
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
     line, _ = key_line(root, (*item_path, "kind"))
     wl = Workload(src.path, pd.doc.index, item_path, api_version, kind, str(name), namespace, line)
+    wl.data = obj
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         wl.annotations = {str(k): str(v) for k, v in annotations.items()}
     wl.replicas = _replicas(obj, kind)
+    chk = crd_checks.ObjectCheck(src.path, root, obj, item_path, wl)
     rule = rules.lookup(api_version, kind)
     if rule is None:
-        keys = [k for k in gpu_keys_in(obj, item_path) if not _is_quota_like(k)]
-        if keys and not api_version.startswith("resource.k8s.io"):
-            kline, kcol = key_line(root, keys[0])
-            wl.diagnostics.append(
-                make("DRA401", f"{kind} ({api_version}) holds GPU resource keys but no kind rule says where its "
-                     "pod templates are; add a rule with --rules DIR (see `dra-migrate rules --kinds`)",
-                     Location(src.path, kline, kcol), wl.ref)
-            )
+        if api_version.startswith("resource.k8s.io"):
+            return
+        nw = rules.lookup_non_workload(api_version, kind)
+        if nw is not None:
+            effects = [effects_mod.EFFECTS[e] for e in nw.side_effects if e in effects_mod.EFFECTS]
+            crd_checks.non_workload(chk, nw, handled_by_effect=bool(effects))
+            for effect in effects:
+                effect(chk, nw, options)
+        else:
+            keys = gpu_keys_in(obj, item_path)
+            if keys:
+                crd_checks.uncovered(chk, keys)
+            crd_checks.value_names(chk, ())
+        if wl.diagnostics or wl.extra_ops:
             pd.workloads.append(wl)
         return
+    wl.side_effects = rule.side_effects
+    group, _version = split_api_version(api_version)
+    if group not in CORE_GROUPS:
+        wl.claims_support = (rule.claims_min_version, rule.claims_note)
     for spec_path in rule.pod_specs:
         for concrete, spec in resolve(obj, spec_path):
             if isinstance(spec, dict):
                 pt = _pod_template(src, pd, wl, (*item_path, *concrete), spec)
                 pt.annotations = _template_annotations(obj, concrete)
                 wl.pod_templates.append(pt)
+    crd_checks.covered(chk, rule)
     pd.workloads.append(wl)
 
 

@@ -31,6 +31,7 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
     lowered: list[TemplateLowering] = []
     if wl.blocked:
         return ops, docs, lowered
+    ops.extend(wl.extra_ops)
     from dra_migrate.integrations.skip import skip_lowering
 
     if (skipped := skip_lowering(wl, ctx)) is not None:
@@ -76,7 +77,21 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
             target = tl.shared_claim["metadata"]["name"] if tl.shared_claim else template_name
             tl.diag("DRA201", f"GPU requests moved to {'ResourceClaim' if tl.shared_claim else 'ResourceClaimTemplate'} "
                     f"{target!r} (pod claim {pod_claim!r}; requests {summary})")
+    migrated = [tl for tl in lowered if not tl.skip and tl.requests]
+    if migrated and wl.claims_support is not None:
+        migrated[0].diag("DRA408", controller_warning(wl), wl.line)
     return ops, docs, lowered
+
+
+def controller_warning(wl: Workload) -> str:
+    min_version, note = wl.claims_support or ("unknown", "")
+    if min_version == "unknown":
+        first = ("minimum controller version unknown: check that the controller and its CRD pass pod "
+                 "resourceClaims through before applying, or the pods get no GPU")
+    else:
+        first = (f"needs a controller and CRD of at least {min_version}: older ones drop pod resourceClaims "
+                 "and the pods get no GPU")
+    return f"{wl.kind} ({wl.api_version}) {first}. {note}"
 
 
 def _wire_claims(tl: TemplateLowering) -> list[Op]:

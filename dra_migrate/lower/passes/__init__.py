@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.lower.passes import gpu_requests, mig, other_schemes, selection, share_within_pod, sharing, toleration
+from dra_migrate.lower.passes import (
+    gpu_requests,
+    mig,
+    other_schemes,
+    ray_num_gpus,
+    selection,
+    share_within_pod,
+    sharing,
+    toleration,
+)
 
 Pass = Callable[[TemplateLowering, RunContext], None]
 
@@ -22,7 +31,11 @@ PASSES: list[tuple[str, Pass]] = [
     ("gpu-requests", gpu_requests.run),
     ("selection", selection.run),
     ("toleration", toleration.run),
+    (ray_num_gpus.NAME, ray_num_gpus.run),
 ]
 
 # run on pod templates without any device plugin resource (schemes that ask for GPUs by annotation)
 NON_GPU_CHECKS: list[Pass] = [other_schemes.check_non_gpu]
+# Side effects a kind rule may name (`sideEffects`): the passes above that check for them, plus the
+# object-level ones in dra_migrate.frontend.effects.
+PASS_SIDE_EFFECTS = frozenset({ray_num_gpus.NAME})
