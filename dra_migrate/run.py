@@ -122,6 +122,7 @@ def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str,
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
             f"the feature gate and the {cfg.options.api_version} API (--runtime-config) before applying",
             Location("<run>")))
+    result.diagnostics.extend(gate_override_problems(cfg.options))
     if not claims:
         return
     from dra_migrate.emit.claims_file import claims_files
@@ -192,6 +193,14 @@ def report_json(cfg: RunConfig, result: RunResult) -> str:
         "diagnostics": [d.to_json() for d in diags],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def gate_override_problems(options: Options) -> list[Diagnostic]:
+    """DRA608 for --feature-gates settings the target release would refuse (once per run)."""
+    from dra_migrate.features import Target
+
+    problems = Target(options.target_version).override_problems(options.feature_gates)
+    return [make("DRA608", f"--feature-gates: {p}; the setting is ignored", Location("<run>")) for p in problems]
 
 
 def _dra_on_by_default(target: str) -> bool:

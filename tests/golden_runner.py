@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from dra_migrate.cli.migrate_cmd import api_version_for
+from dra_migrate.features import Target
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 
@@ -28,7 +28,7 @@ def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        cfg = RunConfig(inputs, options=Options(target_version=target, api_version=api_version_for(target)))
+        cfg = RunConfig(inputs, options=Options(target_version=target, api_version=Target(target).api_version))
         result = run_migration(cfg)
     finally:
         os.chdir(old)

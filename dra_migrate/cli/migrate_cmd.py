@@ -8,19 +8,15 @@ from pathlib import Path
 import typer
 
 from dra_migrate.diagnostics import Severity
+from dra_migrate.features import SUPPORTED_VERSIONS as SUPPORTED_TARGETS
+from dra_migrate.features import Target
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, report_json, run_migration
 
-SUPPORTED_TARGETS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
-
 
 def api_version_for(target: str) -> str:
-    minor = int(target.split(".")[1])
-    if minor <= 32:
-        return "resource.k8s.io/v1beta1"
-    if minor == 33:
-        return "resource.k8s.io/v1beta2"
-    return "resource.k8s.io/v1"
+    """Kept for callers written before `Target`; rules/features.yaml is the one source of the answer."""
+    return Target(target).api_version
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +65,7 @@ def register(app: typer.Typer) -> None:
             claims_out=claims_out,
             options=Options(
                 target_version=target_version,
-                api_version=api_version_for(target_version),
+                api_version=Target(target_version).api_version,
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
