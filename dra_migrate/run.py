@@ -63,11 +63,21 @@ def _rules(cfg: RunConfig) -> Any:
 
 def run_migration(cfg: RunConfig) -> RunResult:
     result = RunResult()
+    _scan_repo_classes(cfg)
+    if cfg.options.strategy == "extended-resource":
+        from dra_migrate.bridge import run_bridge
+
+        run_bridge(cfg, result)
+        result.diagnostics.extend(gate_override_problems(cfg.options))
+        return result
     ctx = RunContext(cfg.options)
     rules = None
     claims: list[tuple[str, dict[str, Any]]] = []
     if list(cfg.paths) == ["-"]:
         raw = sys.stdin.buffer.read()
+        from dra_migrate.bridge import scan_raw
+
+        cfg.options.extended_resource_classes = {**scan_raw(raw), **cfg.options.extended_resource_classes}
         rules = _rules(cfg)
         fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
         result.files.append(fr)
@@ -114,6 +124,15 @@ def run_migration(cfg: RunConfig) -> RunResult:
                 _write_in_place(result, found.path, found.display, out)
     _finish(cfg, result, claims)
     return result
+
+
+def _scan_repo_classes(cfg: RunConfig) -> None:
+    """Pre-pass: DeviceClasses of the repository that already map an extended resource to DRA."""
+    if list(cfg.paths) == ["-"] or cfg.options.extended_resource_classes:
+        return
+    from dra_migrate.bridge import scan_paths
+
+    cfg.options.extended_resource_classes = scan_paths(cfg.paths, cfg.excludes)
 
 
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:

@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from dra_migrate.features import Target
+from dra_migrate.features import Target, parse_feature_gates
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 
@@ -28,11 +28,19 @@ def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        cfg = RunConfig(inputs, options=Options(target_version=target, api_version=Target(target).api_version))
+        gates = parse_feature_gates(str(args.get("feature_gates", "")))
+        options = Options(
+            target_version=target,
+            api_version=Target(target).api_version,
+            feature_gates=gates,
+            strategy=str(args.get("strategy", "rewrite")),
+            bridge_emit_gpu_class=bool(args.get("bridge_emit_gpu_class", False)),
+        )
+        cfg = RunConfig(inputs, options=options)
         result = run_migration(cfg)
     finally:
         os.chdir(old)
-    files = {p.name: p.read_bytes() for p in sorted(workdir.iterdir()) if p.is_file()}
+    files = {p.name: p.read_bytes() for p in sorted(workdir.iterdir()) if p.is_file() and p.name != "args.json"}
     diags = "".join(d.render() + "\n" for d in result.all_diagnostics)
     return files, diags, result.exit_code
 

@@ -14,6 +14,9 @@ from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, report_json, run_migration
 
 
+STRATEGIES = ("rewrite", "extended-resource")
+
+
 def api_version_for(target: str) -> str:
     """Kept for callers written before `Target`; rules/features.yaml is the one source of the answer."""
     return Target(target).api_version
@@ -39,12 +42,22 @@ def register(app: typer.Typer) -> None:
         move_cloud_labels: bool = typer.Option(
             False, "--move-cloud-labels", help="Move provider GPU labels (GKE, Karpenter…) into the claim too."
         ),
+        strategy: str = typer.Option(
+            "rewrite", "--strategy",
+            help="rewrite (GPU requests → claims) or extended-resource (bridge: keep requests, emit DeviceClasses).",
+        ),
+        bridge_emit_gpu_class: bool = typer.Option(
+            False, "--bridge-emit-gpu-class", help="Bridge: also emit a class for nvidia.com/gpu (the chart has one)."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
         """Rewrite GPU requests to DRA claims (in place by default)."""
         if target_version not in SUPPORTED_TARGETS:
             typer.echo(f"error: --target-version must be one of {', '.join(SUPPORTED_TARGETS)}", err=True)
+            raise typer.Exit(2)
+        if strategy not in STRATEGIES:
+            typer.echo(f"error: --strategy must be one of {', '.join(STRATEGIES)}", err=True)
             raise typer.Exit(2)
         if fmt not in ("text", "json"):
             typer.echo("error: --format must be text or json", err=True)
@@ -69,6 +82,8 @@ def register(app: typer.Typer) -> None:
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
+                strategy=strategy,
+                bridge_emit_gpu_class=bridge_emit_gpu_class,
             ),
             excludes=exclude,
             max_file_size=max_file_size,
