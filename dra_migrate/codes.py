@@ -308,6 +308,50 @@ _ALL: list[Code] = [
          "beta resource.k8s.io APIs disabled. The cluster must enable both (feature gates on the API server, "
          "scheduler, controller manager and kubelet; --runtime-config on the API server) or the migrated "
          "manifests are rejected. Said once per run."),
+    Code("DRA605", E, "feature-not-in-target", "The output needs a feature the target version does not have.",
+         "The emitted object uses a field that the target release does not know at all (for example "
+         "firstAvailable in resource.k8s.io/v1beta1 on 1.32, or DeviceClass extendedResourceName before 1.34). "
+         "No feature gate can enable it: choose a newer --target-version. Nothing is written."),
+    Code("DRA606", E, "feature-gate-off", "The output needs a feature that is off by default on the target.",
+         "The target release has the field, but behind an alpha (or off-by-default beta) feature gate. The API "
+         "server drops or rejects a field whose gate is off. If the cluster enables the gate, say so with "
+         "--feature-gates GATE=true (the message names the gate); otherwise choose a newer --target-version. "
+         "Nothing is written."),
+    Code("DRA607", E, "cel-function-unavailable", "A CEL selector calls a function the target does not offer.",
+         "New selector expressions are compiled with the CEL environment of the target release (libraries arrive "
+         "one release after they are introduced, some are behind feature gates). The API server would refuse "
+         "the expression. Nothing is written."),
+    Code("DRA608", W, "feature-gate-override-invalid", "A --feature-gates setting does not apply to the target.",
+         "The gate does not exist in the target release, or it is locked to its default (GA): the API server "
+         "would refuse to start with that setting. dra-migrate ignores the setting for this target."),
+    Code("DRA609", I, "feature-gate-required", "The output relies on a feature gate that is off by default.",
+         "The feature is enabled only because --feature-gates says so: enable the same gate on the API server, "
+         "the scheduler, the controller manager and the kubelets before applying, or the objects are refused or "
+         "the field is silently dropped."),
+    Code("DRA610", I, "bridge-served", "Bridge mode serves this workload as it is.",
+         "With --strategy extended-resource the workload keeps resources.limits[<extended resource>]; a "
+         "DeviceClass with spec.extendedResourceName makes the scheduler allocate the devices through DRA "
+         "(KEP-5004, feature gate DRAExtendedResource). No change to the workload is needed."),
+    Code("DRA611", W, "bridge-needs-rewrite", "Bridge mode cannot serve this workload faithfully.",
+         "An extended-resource request carries only a count: it cannot say which GPU model (nodeSelector or "
+         "affinity on GPU labels), cannot ask for a shared GPU (time-slicing, MPS, .shared resources) and cannot "
+         "express MIG slices requested as nvidia.com/gpu (MIG single strategy). Migrate this workload with the "
+         "default rewrite strategy, or accept the listed difference."),
+    Code("DRA612", I, "bridge-chart-class", "nvidia.com/gpu is already mapped by the NVIDIA chart's DeviceClass.",
+         "The NVIDIA DRA driver chart installs DeviceClass gpu.nvidia.com with extendedResourceName: "
+         "nvidia.com/gpu whenever it renders the resource.k8s.io/v1 API, so no class is emitted for it. Use "
+         "--bridge-emit-gpu-class to emit a standalone class anyway."),
+    Code("DRA613", W, "bridge-class-conflict", "Two DeviceClasses claim the same extended resource name.",
+         "Only one DeviceClass can serve an extended resource name: when several claim it, the scheduler uses the "
+         "most recently created one (ties: the lexicographically first name). The emitted class selects the "
+         "same devices as the chart's class, so either choice allocates full GPUs; but re-installing the chart "
+         "makes its class the newer one again, and deleting either class silently switches to the other."),
+    Code("DRA614", I, "already-dra-backed", "The workload's extended resource is already served by DRA.",
+         "A DeviceClass in the repository sets spec.extendedResourceName for this resource, so the scheduler "
+         "already allocates it through DRA (KEP-5004). The workload is left as it is."),
+    Code("DRA615", I, "bridge-class-in-repo", "The repository already defines a class for this extended resource.",
+         "A DeviceClass with the same extendedResourceName exists in the scanned files; bridge mode does not emit "
+         "a second one (two classes for one name conflict)."),
     # --- DRA7xx: integrations ----------------------------------------------------------------
     Code("DRA701", W, "kustomize-patch-gpu", "A kustomize patch file sets GPU resources; it is not migrated.",
          "The file is listed under patches/patchesStrategicMerge of a kustomization.yaml, so it is a partial "

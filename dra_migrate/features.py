@@ -19,13 +19,14 @@ from typing import Any
 import jsonschema
 import yaml
 
+from dra_migrate._paths import RULES_DIR, SCHEMAS_DIR
+
 API_GROUP = "resource.k8s.io"
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 DEFAULT_TARGET = "1.34"
 
-_ROOT = Path(__file__).resolve().parent.parent
-RULES_FILE = _ROOT / "rules" / "features.yaml"
-SCHEMA_FILE = _ROOT / "schemas" / "features.schema.json"
+RULES_FILE = RULES_DIR / "features.yaml"
+SCHEMA_FILE = SCHEMAS_DIR / "features.schema.json"
 
 Version = tuple[int, int]
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -456,6 +457,28 @@ class Target:
         feats = load_features()
         settings = {**self.gates, **(overrides or {})}
         return self._gate_on(feats.gate_for(name), settings, frozenset())
+
+    def feature_usable(self, name: str, overrides: Mapping[str, bool] | None = None) -> bool:
+        """`feature_enabled`, taking DynamicResourceAllocation itself as on.
+
+        Whether DRA as a whole is on is said once per run (DRA604); asking for a DRA sub-feature presumes the
+        cluster enables DRA, so at 1.32/1.33 `--feature-gates DRAPrioritizedList=true` is enough to use it.
+        """
+        return self.feature_enabled(name, {"DynamicResourceAllocation": True, **(overrides or {})})
+
+    def first_version_with(self, name: str) -> str | None:
+        """The first supported release in which a feature's gate exists (None: none of them)."""
+        gate = load_features().gate_for(name)
+        for v in SUPPORTED_VERSIONS:
+            if Target(v).gate_state(gate).stage != "absent":
+                return v
+        return None
+
+    def first_version_on_by_default(self, name: str) -> str | None:
+        for v in SUPPORTED_VERSIONS:
+            if Target(v).feature_usable(name):
+                return v
+        return None
 
     def _gate_on(self, gate: str, settings: Mapping[str, bool], seen: frozenset[str]) -> bool:
         spec = load_features().gates[gate]

@@ -16,12 +16,14 @@ from typing import Any
 import jsonschema
 import yaml
 
+from dra_migrate import _paths
+
 Path = tuple[str, ...]  # parsed path segments; "*" is the wildcard
 WILDCARD = "*"
 
-RULES_DIR = pathlib.Path(__file__).resolve().parents[1] / "rules"
+RULES_DIR = _paths.RULES_DIR
 KINDS_DIR = RULES_DIR / "kinds"
-SCHEMA_FILE = pathlib.Path(__file__).resolve().parents[1] / "schemas" / "kind-rules.schema.json"
+SCHEMA_FILE = _paths.SCHEMAS_DIR / "kind-rules.schema.json"
 
 RULE_ERROR_CODE = "DRA402"
 

@@ -215,6 +215,7 @@ def _prewrite_checks(
     loc = Location(src.path, wl.line, 1)
     out: list[Diagnostic] = []
     for obj in docs:
+        out.extend(prewrite.check_target_features(obj, ctx.options.target_version, ctx.options.feature_gates, loc))
         if ctx.options.validate:
             out.extend(prewrite.validate_new_object(obj, ctx.options.target_version, loc))
         for device_class, expr in prewrite.selectors_of(obj):

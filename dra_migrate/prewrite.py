@@ -5,6 +5,7 @@ compiled and evaluated against the NVIDIA driver's device shapes."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
@@ -90,3 +91,125 @@ def check_selector(device_class: str, expression: str) -> tuple[str, str] | None
     if matched == 0:
         return "DRA801", f"no known NVIDIA device shape of class {device_class} matches this selector: {expression}"
     return None
+
+
+# --- what the target accepts ------------------------------------------------------------------------------
+# Every emitted object goes through `check_target_features`, whatever pass or mode built it: a field the target
+# lacks (or has behind an off gate) and a CEL function it does not offer are errors, never silent output.
+
+# Fields of one exact request (v1beta1 request, `exactly`, or a subrequest) that belong to a gated feature.
+_REQUEST_FEATURES = (("tolerations", "deviceTolerations"), ("adminAccess", "adminAccess"),
+                     ("capacity", "consumableCapacity"))
+
+
+def _claim_spec(obj: dict[str, Any]) -> dict[str, Any] | None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    if obj.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec")
+    return spec if isinstance(spec, dict) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _set(value: Any) -> bool:
+    return value is not None and value is not False and value != [] and value != {}
+
+
+def features_used(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """(feature name from rules/features.yaml, path) for every gated field an object uses."""
+    kind = obj.get("kind")
+    out: list[tuple[str, str]] = []
+    if kind == "DeviceTaintRule":
+        out.append(("deviceTaintRules", "kind"))
+    if kind == "DeviceClass":
+        class_spec = _dict(obj.get("spec"))
+        if _set(class_spec.get("extendedResourceName")):
+            out.append(("extendedResourceName", "spec.extendedResourceName"))
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return out
+    spec = _claim_spec(obj)
+    base = "spec.spec.devices" if kind == "ResourceClaimTemplate" else "spec.devices"
+    devices = (spec or {}).get("devices")
+    if not isinstance(devices, dict):
+        return out
+    for i, req in enumerate(devices.get("requests") or []):
+        if not isinstance(req, dict):
+            continue
+        path = f"{base}.requests[{i}]"
+        parts: list[tuple[str, Any]] = [(path, req)]
+        if isinstance(req.get("exactly"), dict):
+            parts.append((f"{path}.exactly", req["exactly"]))
+        if _set(req.get("firstAvailable")):
+            out.append(("firstAvailable", f"{path}.firstAvailable"))
+            parts.extend((f"{path}.firstAvailable[{j}]", s) for j, s in enumerate(req["firstAvailable"])
+                         if isinstance(s, dict))
+        for where, part in parts:
+            out.extend((feature, f"{where}.{key}") for key, feature in _REQUEST_FEATURES if _set(part.get(key)))
+    for i, con in enumerate(devices.get("constraints") or []):
+        if isinstance(con, dict) and _set(con.get("distinctAttribute")):
+            out.append(("consumableCapacity", f"{base}.constraints[{i}].distinctAttribute"))
+    return out
+
+
+def cel_expressions(obj: dict[str, Any]) -> list[str]:
+    """Every CEL selector expression of a claim, claim template or DeviceClass."""
+    if obj.get("kind") == "DeviceClass":
+        spec = _dict(obj.get("spec"))
+        return [e for s in spec.get("selectors") or [] if isinstance(s, dict)
+                for e in [(s.get("cel") or {}).get("expression")] if isinstance(e, str)]
+    return selectors_of(obj)
+
+
+def feature_problem(target: str, feature: str, gates: Mapping[str, bool]) -> tuple[str, str] | None:
+    """(code, message) when `target` with `gates` cannot accept a feature; DRA609 (info) when only the gates
+    given on the command line make it acceptable; None when the target has it on by default."""
+    from dra_migrate.features import Target, load_features
+
+    t = Target(target)
+    gate = load_features().gate_for(feature)
+    state = t.gate_state(gate)
+    if state.stage == "absent":
+        first = t.first_version_with(feature)
+        since = f"; it exists from Kubernetes {first} (gate {gate})" if first else ""
+        return "DRA605", f"{feature} does not exist in Kubernetes {target}{since}: choose a newer --target-version"
+    if t.feature_usable(feature, gates):
+        if t.feature_usable(feature):
+            return None
+        return "DRA609", (f"{feature} relies on feature gate {gate} ({state.stage}, off by default in "
+                          f"{target}), enabled by --feature-gates: enable it on the cluster too")
+    default_on = t.first_version_on_by_default(feature)
+    later = f", on by default from {default_on}" if default_on else ""
+    if gates.get(gate) is False and state.default:
+        how = f"is turned off by --feature-gates {gate}=false"
+    else:
+        how = f"is {state.stage} and off by default in Kubernetes {target}{later}"
+    return "DRA606", (f"{feature} needs feature gate {gate}, which {how}; if the cluster enables it, pass "
+                      f"--feature-gates {gate}=true")
+
+
+def check_target_features(
+    obj: dict[str, Any], target: str, gates: Mapping[str, bool], location: Location
+) -> list[Diagnostic]:
+    """Errors for every feature or CEL function of `obj` the target (with `gates`) does not accept."""
+    from dra_migrate.features import Target
+
+    out: list[Diagnostic] = []
+    seen: set[str] = set()
+    for feature, path in features_used(obj):
+        if feature in seen:
+            continue
+        seen.add(feature)
+        problem = feature_problem(target, feature, gates)
+        if problem:
+            out.append(make(problem[0], f"{path}: {problem[1]}", location, _ref(obj)))
+    t = Target(target)
+    for expr in cel_expressions(obj):
+        missing = t.cel_functions_unavailable(expr, gates)
+        if missing:
+            out.append(make("DRA607", f"CEL function(s) {', '.join(missing)} not available to new expressions in "
+                            f"Kubernetes {target}: {expr}", location, _ref(obj)))
+    return out

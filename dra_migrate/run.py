@@ -83,6 +83,13 @@ def load_rules(rule_dirs: Sequence[Path]) -> tuple[KindRuleSet | None, Diagnosti
 
 def run_migration(cfg: RunConfig) -> RunResult:
     result = RunResult()
+    _scan_repo_classes(cfg)
+    if cfg.options.strategy == "extended-resource":
+        from dra_migrate.bridge import run_bridge
+
+        run_bridge(cfg, result)
+        result.diagnostics.extend(gate_override_problems(cfg.options))
+        return result
     ctx = RunContext(cfg.options)
     rules, problem = load_rules(cfg.rule_dirs)
     if rules is None:
@@ -93,6 +100,9 @@ def run_migration(cfg: RunConfig) -> RunResult:
     if list(cfg.paths) == ["-"]:
         raw = sys.stdin.buffer.read()
         _scan_sharing(cfg, result, [], raw)
+        from dra_migrate.bridge import scan_raw
+
+        cfg.options.extended_resource_classes = {**scan_raw(raw), **cfg.options.extended_resource_classes}
         fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
         result.files.append(fr)
         result.scanned = 1
@@ -164,12 +174,22 @@ def _scan_sharing(cfg: RunConfig, result: RunResult, paths: Sequence[str], stdin
     result.diagnostics.extend(obsolete_config_diagnostics(inv))
 
 
+def _scan_repo_classes(cfg: RunConfig) -> None:
+    """Pre-pass: DeviceClasses of the repository that already map an extended resource to DRA."""
+    if list(cfg.paths) == ["-"] or cfg.options.extended_resource_classes:
+        return
+    from dra_migrate.bridge import scan_paths
+
+    cfg.options.extended_resource_classes = scan_paths(cfg.paths, cfg.excludes)
+
+
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:
     if any(f.lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
         result.diagnostics.append(make(
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
             f"the feature gate and the {cfg.options.api_version} API (--runtime-config) before applying",
             Location("<run>")))
+    result.diagnostics.extend(gate_override_problems(cfg.options))
     if not claims:
         return
     from dra_migrate.emit.claims_file import claims_files
@@ -219,6 +239,14 @@ def report_json(cfg: RunConfig, result: RunResult) -> str:
     from dra_migrate.reports import json as json_report
 
     return json_report.render(cfg, result)
+
+
+def gate_override_problems(options: Options) -> list[Diagnostic]:
+    """DRA608 for --feature-gates settings the target release would refuse (once per run)."""
+    from dra_migrate.features import Target
+
+    problems = Target(options.target_version).override_problems(options.feature_gates)
+    return [make("DRA608", f"--feature-gates: {p}; the setting is ignored", Location("<run>")) for p in problems]
 
 
 def _dra_on_by_default(target: str) -> bool:

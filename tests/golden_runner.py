@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from dra_migrate.cli.migrate_cmd import api_version_for
+from dra_migrate.features import Target, parse_feature_gates
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 
@@ -34,16 +34,25 @@ def run_case(
         extra = {k: args[k] for k in ("sharing_strategy", "share_within_pod") if k in args}
         # args.json "rules": rule-pack directories relative to the case (a user rule pack test)
         rule_dirs = [args_dir / str(d) for d in args.get("rules", [])]  # type: ignore[attr-defined]
+        gates = parse_feature_gates(str(args.get("feature_gates", "")))
+        options = Options(
+            target_version=target,
+            api_version=Target(target).api_version,
+            feature_gates=gates,
+            strategy=str(args.get("strategy", "rewrite")),
+            bridge_emit_gpu_class=bool(args.get("bridge_emit_gpu_class", False)),
+            extra=extra,
+        )
         cfg = RunConfig(
             inputs,
-            options=Options(target_version=target, api_version=api_version_for(target), extra=extra),
+            options=options,
             sharing_configs=[Path(case.resolve() / str(f)) for f in args.get("sharing_configs", [])],  # type: ignore[attr-defined]
             rule_dirs=rule_dirs,
         )
         result = run_migration(cfg)
     finally:
         os.chdir(old)
-    files = {p.name: p.read_bytes() for p in sorted(workdir.iterdir()) if p.is_file()}
+    files = {p.name: p.read_bytes() for p in sorted(workdir.iterdir()) if p.is_file() and p.name != "args.json"}
     diags = "".join(d.render() + "\n" for d in result.all_diagnostics)
     return files, diags, result.exit_code
 

@@ -40,6 +40,8 @@ def test_golden_second_run_is_noop(case: Path, tmp_path: Path) -> None:
     for name, data in files.items():
         if name.startswith("input"):
             (second / name).write_bytes(data)
+    if (case / "args.json").exists():  # the second run uses the same options as the first
+        (second / "args.json").write_bytes((case / "args.json").read_bytes())
     for name, data in files.items():  # sibling claim files take part in the second run as they are
         if not name.startswith("input"):
             (second / name).write_bytes(data)

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from dra_migrate.cli.migrate_cmd import api_version_for
+from dra_migrate.features import Target
 from dra_migrate.cli.rules_cmd import explain_code
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.pipeline import FileResult, process_source
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         except OSError as exc:
             typer.echo(f"{target}: cannot read: {exc.strerror}", err=True)
             raise typer.Exit(2) from None
-        ctx = RunContext(Options(target_version=target_version, api_version=api_version_for(target_version)))
+        ctx = RunContext(Options(target_version=target_version, api_version=Target(target_version).api_version))
         fr = process_source(target, raw, ctx)
         if fmt == "json":
             sys.stdout.write(json.dumps(explain_json(fr), indent=2, default=str) + "\n")

@@ -7,19 +7,19 @@ from pathlib import Path
 
 import typer
 
+from dra_migrate.diagnostics import Severity
+from dra_migrate.features import SUPPORTED_VERSIONS as SUPPORTED_TARGETS
+from dra_migrate.features import Target
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 
-SUPPORTED_TARGETS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+
+STRATEGIES = ("rewrite", "extended-resource")
 
 
 def api_version_for(target: str) -> str:
-    minor = int(target.split(".")[1])
-    if minor <= 32:
-        return "resource.k8s.io/v1beta1"
-    if minor == 33:
-        return "resource.k8s.io/v1beta2"
-    return "resource.k8s.io/v1"
+    """Kept for callers written before `Target`; rules/features.yaml is the one source of the answer."""
+    return Target(target).api_version
 
 
 def register(app: typer.Typer) -> None:
@@ -59,12 +59,22 @@ def register(app: typer.Typer) -> None:
         no_dra_quota: bool = typer.Option(
             False, "--no-dra-quota", help="Report GPU ResourceQuotas but do not add the DRA device-class entry."
         ),
+        strategy: str = typer.Option(
+            "rewrite", "--strategy",
+            help="rewrite (GPU requests → claims) or extended-resource (bridge: keep requests, emit DeviceClasses).",
+        ),
+        bridge_emit_gpu_class: bool = typer.Option(
+            False, "--bridge-emit-gpu-class", help="Bridge: also emit a class for nvidia.com/gpu (the chart has one)."
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
         """Rewrite GPU requests to DRA claims (in place by default)."""
         if target_version not in SUPPORTED_TARGETS:
             typer.echo(f"error: --target-version must be one of {', '.join(SUPPORTED_TARGETS)}", err=True)
+            raise typer.Exit(2)
+        if strategy not in STRATEGIES:
+            typer.echo(f"error: --strategy must be one of {', '.join(STRATEGIES)}", err=True)
             raise typer.Exit(2)
         from dra_migrate import reports as report_writers
         from dra_migrate.cli.progress import ProgressBar, stderr_is_tty, summary_table
@@ -98,12 +108,14 @@ def register(app: typer.Typer) -> None:
             claims_out=claims_out,
             options=Options(
                 target_version=target_version,
-                api_version=api_version_for(target_version),
+                api_version=Target(target_version).api_version,
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
                 extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod,
                        "dra_quota": not no_dra_quota},
+                strategy=strategy,
+                bridge_emit_gpu_class=bridge_emit_gpu_class,
             ),
             excludes=exclude,
             max_file_size=max_file_size,

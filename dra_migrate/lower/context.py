@@ -20,6 +20,10 @@ class Options:
     add_toleration: bool = True
     feature_gates: dict[str, bool] = field(default_factory=dict)
     validate: bool = True  # check emitted objects against the official schema of the target
+    strategy: str = "rewrite"  # rewrite | extended-resource (bridge mode, dra_migrate.bridge)
+    bridge_emit_gpu_class: bool = False  # bridge: emit a class for nvidia.com/gpu besides the chart's own
+    # extended resource name → DeviceClass in the scanned repo that already maps it to DRA (KEP-5004)
+    extended_resource_classes: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # options of later passes (sharing, selection, …)
 
 

@@ -11,9 +11,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RULES = ROOT / "rules" / "labels.yaml"
-SCHEMA = ROOT / "schemas" / "labels.schema.json"
+from dra_migrate._paths import RULES_DIR, SCHEMAS_DIR
+
+DEFAULT_RULES = RULES_DIR / "labels.yaml"
+SCHEMA = SCHEMAS_DIR / "labels.schema.json"
 
 
 @dataclass(frozen=True, slots=True)

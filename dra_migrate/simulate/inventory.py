@@ -12,17 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
+from dra_migrate._paths import RULES_DIR, SCHEMAS_DIR
 from dra_migrate.simulate.nodes import Node, node_selector_matches
 
-_REPO = Path(__file__).resolve().parents[2]
-RULES_FILE = _REPO / "rules" / "simulate" / "nvidia.yaml"
-SCHEMA_FILE = _REPO / "schemas" / "simulate-nvidia.schema.json"
+RULES_FILE = RULES_DIR / "simulate" / "nvidia.yaml"
+SCHEMA_FILE = SCHEMAS_DIR / "simulate-nvidia.schema.json"
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -70,7 +70,7 @@ def _first_available_allowed(ctx: RunContext) -> bool:
     try:
         from dra_migrate.features import Target
 
-        return Target(ctx.options.target_version).feature_enabled("firstAvailable", ctx.options.feature_gates)
+        return Target(ctx.options.target_version).feature_usable("firstAvailable", ctx.options.feature_gates)
     except (ImportError, ValueError, KeyError):
         return int(ctx.options.target_version.split(".")[1]) >= 34
 
