@@ -28,7 +28,12 @@ def run_case(case: Path, workdir: Path, target: str | None = None) -> tuple[dict
     old = os.getcwd()
     os.chdir(workdir)
     try:
-        cfg = RunConfig(inputs, options=Options(target_version=target, api_version=api_version_for(target)))
+        options = Options(
+            target_version=target,
+            api_version=api_version_for(target),
+            move_cloud_labels=bool(args.get("move_cloud_labels", False)),
+        )
+        cfg = RunConfig(inputs, options=options)
         result = run_migration(cfg)
     finally:
         os.chdir(old)

@@ -237,7 +237,8 @@ def translate_selection(
         diags.append(("DRA307", note))
     moved = [rec for rec in records if rec.action == "moved"]
     if moved:
-        diags.insert(0, ("DRA301", "Moved into the claim: " + ", ".join(r.req.text() for r in moved) + "."))
+        texts = dict.fromkeys(r.req.text() for r in moved)  # ORed terms may repeat one requirement
+        diags.insert(0, ("DRA301", "Moved into the claim: " + ", ".join(texts) + "."))
 
     changed = (
         bool(selectors) or alternatives is not None or node_selector != dict(inp.node_selector)

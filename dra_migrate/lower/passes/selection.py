@@ -111,24 +111,37 @@ def _node_side_ops(
 
 
 def _list_edit(path: DocPath, before: list[Any], after: list[Any], inner: str) -> list[Op]:
-    """Smallest edit from `before` to `after` terms: delete expressions in place where the terms keep their
-    shape; otherwise replace the list."""
-    if len(before) == len(after) and all(isinstance(b, dict) and isinstance(a, dict) for b, a in zip(before, after, strict=True)):
-        ops: list[Op] = []
-        for i, (b, a) in enumerate(zip(before, after, strict=True)):
-            if b == a:
-                continue
-            sub = _subsequence_deletions(b.get(inner) or [], a.get(inner) or [])
-            if sub is None or {k: v for k, v in b.items() if k != inner} != {k: v for k, v in a.items() if k != inner}:
-                return [ReplaceValue(path, after)]
-            if not a.get(inner):
-                if len(b) == 1:
-                    return [ReplaceValue(path, after)]
-                ops.append(DeleteKey((*path, i, inner)))
-            else:
-                ops.extend(DeleteItem((*path, i, inner, j)) for j in sub)
-        return ops
-    return [ReplaceValue(path, after)]
+    """Smallest edit from `before` to `after` terms. Each kept term must be a before-term with some `inner`
+    expressions deleted (same other keys), in order; terms with no counterpart are deleted whole. Anything
+    else replaces the list."""
+    ops: list[Op] = []
+    j = 0
+    for i, b in enumerate(before):
+        a = after[j] if j < len(after) else None
+        edit = _term_edit((*path, i), b, a, inner) if isinstance(a, dict) and isinstance(b, dict) else None
+        if edit is not None:
+            ops.extend(edit)
+            j += 1
+        else:
+            ops.append(DeleteItem((*path, i)))
+    if j != len(after) or not after:
+        return [ReplaceValue(path, after)]
+    return ops
+
+
+def _term_edit(path: DocPath, before: dict[str, Any], after: dict[str, Any], inner: str) -> list[Op] | None:
+    """Deletions turning term `before` into `after`, or None when `after` is not derived from it."""
+    if before == after:
+        return []
+    if {k: v for k, v in before.items() if k != inner} != {k: v for k, v in after.items() if k != inner}:
+        return None
+    sub = _subsequence_deletions(before.get(inner) or [], after.get(inner) or [])
+    if sub is None:
+        return None
+    if not after.get(inner):
+        # the term keeps other keys (matchFields); an empty term would match nothing
+        return [DeleteKey((*path, inner))] if len(before) > 1 else None
+    return [DeleteItem((*path, inner, j)) for j in sub]
 
 
 def _preferred_edit(path: DocPath, before: list[Any], after: list[Any]) -> list[Op]:
