@@ -90,7 +90,7 @@ class _Conj:
     preds: list[Pred] = field(default_factory=list)
     removed: set[int] = field(default_factory=set)  # indexes of requirements that leave the node side
     records: list[_Record] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def pred(self) -> Pred:
@@ -197,7 +197,7 @@ def translate_selection(
     tr = _Translator(rules, inp.device_class, move_cloud_labels)
     records: list[_Record] = []
     diags: list[tuple[str, str]] = []
-    notes: list[str] = []
+    notes: list[tuple[str, str]] = []
     selectors: list[str] = []
 
     # nodeSelector: one conjunction.
@@ -233,8 +233,7 @@ def translate_selection(
     for rec in records:
         if rec.code:
             diags.append((rec.code, rec.detail))
-    for note in notes:
-        diags.append(("DRA307", note))
+    diags.extend(notes)
     moved = [rec for rec in records if rec.action == "moved"]
     if moved:
         texts = dict.fromkeys(r.req.text() for r in moved)  # ORed terms may repeat one requirement
@@ -258,7 +257,7 @@ def translate_selection(
 
 def _required(
     tr: _Translator, terms: list[dict[str, Any]] | None, records: list[_Record],
-    diags: list[tuple[str, str]], notes: list[str],
+    diags: list[tuple[str, str]], notes: list[tuple[str, str]],
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
     if terms is None:
         return None, []
@@ -313,7 +312,7 @@ def _required(
 
 def _preferred(
     tr: _Translator, entries: list[dict[str, Any]] | None, records: list[_Record],
-    diags: list[tuple[str, str]], notes: list[str],
+    diags: list[tuple[str, str]], notes: list[tuple[str, str]],
 ) -> tuple[list[dict[str, Any]] | None, list[list[str]]]:
     if entries is None:
         return None, []
