@@ -165,6 +165,10 @@ _ALL: list[Code] = [
          "GPU Feature Discovery appends -SHARED to nvidia.com/gpu.product on nodes where the device plugin "
          "time-slices the GPUs. The claim selects the GPU model on any node; whether the GPU is shared is "
          "configured per claim (GpuConfig), not by the node the pod lands on."),
+    Code("DRA315", I, "selection-kept-shared-claim", "GPU node selection stays on a pod with a shared claim.",
+         "A named ResourceClaim shared by a sharing group is allocated once, for the first pod that needs it, on a "
+         "node that pod may use; every other pod follows it there. Its request can't carry one workload's "
+         "selection, so the GPU labels stay on the pod's node selection, which still steers the allocation."),
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "

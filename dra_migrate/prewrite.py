@@ -164,7 +164,7 @@ def cel_expressions(obj: dict[str, Any]) -> list[str]:
         spec = _dict(obj.get("spec"))
         return [e for s in spec.get("selectors") or [] if isinstance(s, dict)
                 for e in [(s.get("cel") or {}).get("expression")] if isinstance(e, str)]
-    return selectors_of(obj)
+    return [expr for _class, expr in selectors_of(obj)]
 
 
 def feature_problem(target: str, feature: str, gates: Mapping[str, bool]) -> tuple[str, str] | None:

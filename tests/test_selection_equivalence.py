@@ -13,9 +13,9 @@ question. AFTER (DRA): the migrated pod through the allocation simulator (node s
 CEL selectors, firstAvailable), with the real CEL environment. A CEL runtime error aborts scheduling and fails
 the test.
 
-Deliberate changes, each with a warning, are normalised out of the BEFORE side: requirements on device-plugin
-configuration labels (rules/labels.yaml `target: drop`, DRA304) are ignored, and a `-SHARED` product suffix
-(DRA314) is read as the plain product. The cloud labels assume one provider labels every GPU node (the
+Deliberate changes, each with a warning, are normalised out of the BEFORE side: a `-SHARED` product suffix
+(DRA314) is read as the plain product. (Device-plugin configuration labels, DRA304, stay on the node
+selector, so they need no normalising.) The cloud labels assume one provider labels every GPU node (the
 situation in which --move-cloud-labels is meant to be used), so every model gets provider names.
 
 Every golden case whose input has a GPU pod with a nodeSelector or node affinity takes part (found
@@ -230,6 +230,7 @@ def cluster() -> tuple[Inventory, dict[str, dict[str, str]], dict[str, int]]:
     objects: list[dict[str, Any]] = []
     labels: dict[str, dict[str, str]] = {}
     gpus: dict[str, int] = {}
+    slices: dict[str, int] = {}
     for i, (base, lab, devices) in enumerate(groups):
         for v in (0, 1):
             name = f"{base}-v{v}"
@@ -237,7 +238,22 @@ def cluster() -> tuple[Inventory, dict[str, dict[str, str]], dict[str, int]]:
             objects.extend(objs)
             labels[name] = objs[0]["metadata"]["labels"]
             gpus[name] = sum(1 for d in devices if _attr(d, "type") == "gpu")
+            slices[name] = sum(1 for d in devices if _attr(d, "type") == "mig")
+    _SLICES.update(slices)
     return Inventory.from_objects(objects), labels, gpus
+
+
+# MIG slices per node: under the single strategy the device plugin advertised them as nvidia.com/gpu. A pod that
+# pins that strategy (nodeSelector nvidia.com/mig.strategy=single, or a `-MIG-<profile>` product label) is
+# migrated to mig.nvidia.com; any other nvidia.com/gpu request is migrated to full GPUs on purpose (DRA508
+# warns where the repo says the cluster uses the single strategy), so only full GPUs count for it.
+_SLICES: dict[str, int] = {}
+
+
+def _pins_single_strategy(spec: Mapping[str, Any]) -> bool:
+    ns = spec.get("nodeSelector") or {}
+    text = json.dumps(spec.get("affinity") or {}) + json.dumps(ns)
+    return ns.get("nvidia.com/mig.strategy") == "single" or "-MIG-" in text
 
 
 # --- golden cases → pods before and after ------------------------------------------------------------------
@@ -314,7 +330,8 @@ def case_pods(case: Path) -> list[Pod]:
     before = {_key(o): o for f in sorted(case.glob("input*")) for o in _docs(f)}
     after_objs = [o for f in sorted((case / "expected").iterdir()) for o in _docs(f)]
     after = {_key(o): o for o in after_objs}
-    templates = {_key(o)[2]: o for o in after_objs if o.get("kind") == "ResourceClaimTemplate"}
+    # claim templates and named (shared) claims, told apart by kind in fits_after
+    templates = {_key(o)[2]: o for o in after_objs if o.get("kind") in ("ResourceClaimTemplate", "ResourceClaim")}
     pods: list[Pod] = []
     for key, obj in before.items():
         if key not in after:
@@ -350,8 +367,8 @@ def _normalise_value(key: str, value: Any) -> str:
 
 
 def _dropped(key: Any) -> bool:
-    rule = load_label_rules().lookup(str(key))
-    return rule is not None and rule.kind == "drop"
+    """Labels the migration removes from the node side without an equivalent: none since DRA304 keeps them."""
+    return False
 
 
 def _normalise_term(term: dict[str, Any]) -> dict[str, Any]:
@@ -373,12 +390,15 @@ def fits_before(spec: Mapping[str, Any]) -> set[str]:
     selector = {str(k): _normalise_value(str(k), v) for k, v in raw.items() if not _dropped(k)}
     terms = _required_terms(spec)
     terms = None if terms is None else [_normalise_term(t) for t in terms]
-    return {n for n, lab in labels.items() if gpus[n] >= need and node_matches(lab, selector, terms, name=n)}
+    capacity = _SLICES if _pins_single_strategy(spec) else gpus
+    return {n for n, lab in labels.items() if capacity.get(n, 0) >= need and node_matches(lab, selector, terms, name=n)}
 
 
 def fits_after(spec: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]]) -> set[str]:
     inv, _labels, _gpus = cluster()
-    sim = simulate_pod(spec, templates, {}, inv, ClusterState())
+    rcts = {n: o for n, o in templates.items() if o.get("kind") == "ResourceClaimTemplate"}
+    claims = {n: o for n, o in templates.items() if o.get("kind") == "ResourceClaim"}
+    sim = simulate_pod(spec, rcts, claims, inv, ClusterState())
     assert sim.error is None, f"scheduling would abort: {sim.error}"
     return set(sim.nodes)
 

@@ -164,9 +164,16 @@ class _Translator:
         if not pred.is_true:
             out.preds.append(pred)
         for i, r, _rule in group:
-            out.removed.add(i)
             what = (f"as `{pred.render()}`" if not pred.is_true
                     else "with no selector: every device of the claim satisfies it")
+            if _rule.transform == "product" and any("-MIG-" in str(v) for v in r.values):
+                # A single-strategy MIG product label marks nodes whose GPUs are all split into this layout;
+                # DRA also publishes such slices on mixed nodes, so moving it would widen where the pod runs.
+                detail = (f"{r.text()} ({r.where}) expressed in the claim {what} and kept on the node, which "
+                          "keeps the pod on nodes laid out for the MIG single strategy")
+                out.records.append(_Record(r, "kept", detail))
+                continue
+            out.removed.add(i)
             detail = f"{r.text()} ({r.where}) moved into the claim {what}. {_rule.why}"
             out.records.append(_Record(r, "moved", detail))
 

@@ -22,6 +22,8 @@ GPU = "nvidia.com/gpu"
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
     wanted: list[tuple[Container, str, str, int]] = []  # container, resource, profile, count
     single = single_profile(tl)
+    if single is None and _pinned_to_single_strategy(tl):
+        single = ""  # nodes whose GPUs are all MIG slices, of whatever profile: any MIG device
     for c in tl.template.gpu_containers:
         for d in c.demands:
             if d.resource in tl.handled or d.count == 0:
@@ -31,7 +33,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
                 parsed = profile_from_resource(d.resource)
                 if parsed is not None and not parsed[1]:
                     wanted.append((c, d.resource, parsed[0], d.count))
-            elif d.resource == GPU and single:
+            elif d.resource == GPU and single is not None:
                 wanted.append((c, d.resource, single, d.count))
     if not wanted:
         _warn_single_strategy(tl, ctx)
@@ -51,15 +53,24 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         base = c.name if len(kinds) == 1 else f"{c.name}-{profile}"
         name = unique(dns_label(base), taken)
         taken.add(name)
-        req = Request(name, DeviceChoice(MIG_CLASS, count, [selector(profile)]))
+        req = Request(name, DeviceChoice(MIG_CLASS, count, [selector(profile)] if profile else []))
         tl.requests.append(req)
         tl.container_refs.setdefault(c.path, []).append(name)
         if c.role is not ContainerRole.INIT:
             made.append((req, profile))
-        how = "single strategy, from the nvidia.com/gpu.product selector" if resource == GPU else resource
-        notes.append(f"container {c.name!r}: {count}× MIG {profile} ({how}) → request {name!r}")
+        how = resource
+        if resource == GPU:
+            how = "single strategy, from the " + ("nvidia.com/gpu.product" if profile else "nvidia.com/mig.strategy") + " selector"
+        notes.append(f"container {c.name!r}: {count}× MIG {profile or 'slice of any profile'} ({how}) → request {name!r}")
     tl.diag("DRA507", "; ".join(notes) + " on device class mig.nvidia.com (MIG memory is the real slice size, "
             "smaller than the profile's nominal GB)")
+
+
+def _pinned_to_single_strategy(tl: TemplateLowering) -> bool:
+    """The pod's nodeSelector requires MIG single-strategy nodes, where nvidia.com/gpu counts MIG slices."""
+    from dra_migrate.sharing.model import MIG_STRATEGY_LABEL
+
+    return tl.template.node_selector.get(MIG_STRATEGY_LABEL) == "single"
 
 
 def _has_full_gpu(tl: TemplateLowering, c: Container) -> bool:

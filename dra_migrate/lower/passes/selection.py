@@ -20,6 +20,15 @@ GPU_CLASS = "gpu.nvidia.com"
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
     if tl.skip or not tl.requests:
         return
+    if tl.shared_claim is not None:
+        # One claim serves every pod of the sharing group (several workloads may reference it), so its device
+        # can't carry one workload's selection; the node selection stays on the pod, and the scheduler
+        # allocates the claim on a node that satisfies it for the first pod.
+        if tl.template.node_selector or tl.template.affinity:
+            tl.diag("DRA315", f"GPU node selection kept on the pod: the shared ResourceClaim "
+                    f"{tl.shared_claim['metadata']['name']!r} is allocated once for every pod that references it",
+                    tl.template.node_selector_line or tl.template.affinity_line or tl.template.line)
+        return
     pt = tl.template
     node_affinity = (pt.affinity or {}).get("nodeAffinity") if isinstance(pt.affinity, dict) else None
     node_affinity = node_affinity if isinstance(node_affinity, dict) else {}
@@ -69,7 +78,9 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
 
 def _apply(req: Request, selectors: list[str], alternatives: list[list[str]] | None) -> None:
     assert req.choice is not None
-    own = list(req.choice.selectors)  # selectors earlier passes put on the request
+    # selectors earlier passes put on the request, less those the translation repeats as a conjunct
+    # (the MIG pass's profile test when the product label named the same slice)
+    own = [e for e in req.choice.selectors if not any(_is_conjunct(e, new) for new in selectors)]
     req.choice.selectors = [*own, *selectors]
     if alternatives:
         base = req.choice
@@ -78,6 +89,10 @@ def _apply(req: Request, selectors: list[str], alternatives: list[list[str]] | N
             (name, DeviceChoice(base.device_class, base.count, [*own, *alt]))
             for name, alt in zip(names, alternatives, strict=True)
         ]
+
+
+def _is_conjunct(expr: str, of: str) -> bool:
+    return expr == of or of.startswith(expr + " && ") or of.endswith(" && " + expr) or f" && {expr} && " in of
 
 
 def _subrequest_names(n: int) -> list[str]:
