@@ -126,6 +126,16 @@ class Patcher:
         index = {k.value: i for i, (k, _v) in enumerate(node.items) if isinstance(k, Scalar)}
         text = self.text
         key_col = node.col
+        deleted = {op.path[-1] for op in ops if isinstance(op, DeleteKey)}
+        if node.items and deleted >= set(index) and len(index) == len(node.items) and len(ops) == len(deleted):
+            # every key goes: deleting the lines would leave `parent:` with nothing under it, which reads back
+            # as null, not as an empty map; an empty flow map on the first key's line keeps the meaning
+            k0 = node.items[0][0]
+            if text[line_start(text, k0.start) : k0.start].strip():
+                raise UnsupportedLayout(self._shared_line(text, k0), k0.start)
+            end = line_end_after(text, content_end(node.items[-1][1], text))
+            self._edit(line_start(text, k0.start), end, " " * key_col + "{}" + self.nl)
+            return
         for op in ops:
             if isinstance(op, SetKey):
                 continue
@@ -135,7 +145,7 @@ class Patcher:
             k, v = node.items[index[str(name)]]
             start = line_start(text, k.start)
             if text[start : k.start].strip():
-                raise UnsupportedLayout(f"key {name!r} shares its line with a sequence dash", k.start)
+                raise UnsupportedLayout(self._shared_line(text, k), k.start)
             end = line_end_after(text, content_end(v, text))
             if isinstance(op, DeleteKey):
                 self._edit(start, end, "")
@@ -153,6 +163,14 @@ class Patcher:
             for op in adds:
                 lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
             self._insert_lines(pos, lines, key_col)
+
+    @staticmethod
+    def _shared_line(text: str, k: Node) -> str:
+        before = text[line_start(text, k.start) : k.start].strip()
+        name = k.value if isinstance(k, Scalar) else "?"
+        if before.startswith(("?", ":")):
+            return f"key {name!r} is written with an explicit '?' key indicator"
+        return f"key {name!r} shares its line with a sequence dash"
 
     # -- block sequences ---------------------------------------------------------------------
     def _block_sequence(self, node: Sequence, ops: list[Op]) -> None:

@@ -10,7 +10,7 @@ from dra_migrate.frontend.counts import parse_gpu_count
 from dra_migrate.ir import ClaimRef, Container, ContainerRole, DocPath, GpuDemand, PodClaim, PodTemplate, Workload
 from dra_migrate.kinds import KindRuleSet, resolve
 from dra_migrate.resources import classify
-from dra_migrate.source.nodes import Document, find, key_line
+from dra_migrate.source.nodes import Document, find, key_line, merge_conflict
 from dra_migrate.source.plain import to_plain
 from dra_migrate.source.reader import SourceFile
 
@@ -188,6 +188,17 @@ def _container_resources(
             wl.diagnostics.append(
                 make("DRA202", f"container {container.name!r}: {name} requests={raw['requests']!r} but "
                      f"limits={raw['limits']!r}; they must be equal, left as is", loc, wl.ref)
+            )
+            wl.blocked = True
+            continue
+        depth = len(container.path)
+        added = {depth + 1: {"claims"}, depth - 2: {"tolerations", "resourceClaims"}}
+        merged = next((m for m in (merge_conflict(root, p, added) for p in paths) if m), None)
+        if merged:
+            wl.diagnostics.append(
+                make("DRA113", f"container {container.name!r}: {name}: the key {merged!r} on the way comes from "
+                     "(or is shadowed by) a YAML merge key (<<); editing the text would not give the intended "
+                     "data, left as is", loc, wl.ref)
             )
             wl.blocked = True
             continue
