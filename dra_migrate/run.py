@@ -110,9 +110,9 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         return result
     for found in discover(cfg.paths, cfg.excludes, result.diagnostics):
         if interrupt.signum is not None:
-            result.diagnostics.append(make("DRA116", f"interrupted by {signal.Signals(interrupt.signum).name}: "
-                                           f"stopped before {found.display}; the files not reached are untouched",
-                                           Location(found.display)))
+            name = signal.Signals(interrupt.signum).name
+            result.diagnostics.append(make("DRA116", f"interrupted by {name}: stopped before {found.display}; "
+                                           "the files not reached are untouched", Location(found.display)))
             break
         result.scanned += 1
         try:
@@ -162,7 +162,8 @@ def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str,
     try:
         planned = claims_files(cfg.claims_out, claims)
     except ClaimsFileError as exc:
-        result.diagnostics.append(make(exc.code, exc.message + "; no claim template was written", Location(exc.path)))
+        message = exc.message + "; no claim template was written"
+        result.diagnostics.append(make(exc.code, message, Location(exc.path)))
         return
     for target, data in planned.items():
         display = str(target)

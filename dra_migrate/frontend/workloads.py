@@ -15,6 +15,9 @@ from dra_migrate.source.plain import to_plain
 from dra_migrate.source.reader import SourceFile
 
 
+_COUNT_TAGS = (None, "tag:yaml.org,2002:int", "tag:yaml.org,2002:str")
+
+
 @dataclass(slots=True)
 class ParsedDocument:
     doc: Document
@@ -175,6 +178,11 @@ def _container_resources(
         line, col = key_line(root, paths[0])
         loc = Location(src.path, line, col)
         counts = {s: parse_gpu_count(v) for s, v in raw.items()}
+        for section, p in zip(raw, paths, strict=True):
+            node, _ = find(root, p)
+            if getattr(node, "tag", None) not in _COUNT_TAGS:  # `!custom 1`: whatever it means, not a count
+                counts[section] = None
+                raw[section] = f"{getattr(node, 'tag', '')} {raw[section]}"
         bad = [s for s, v in counts.items() if v is None]
         if bad:
             wl.diagnostics.append(

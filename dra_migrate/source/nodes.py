@@ -170,7 +170,8 @@ def merged_keys(node: Node | None) -> set[str]:
         for m in v.items if isinstance(v, Sequence) else [v]:
             m = deref(m)
             if isinstance(m, Mapping):
-                out.update(str(deref(mk).value) for mk, _ in m.items if isinstance(deref(mk), Scalar))
+                keys = (deref(mk) for mk, _ in m.items)
+                out.update(k.value for k in keys if isinstance(k, Scalar))
                 out.update(merged_keys(m))
     return out
 
