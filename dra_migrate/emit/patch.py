@@ -66,6 +66,21 @@ def content_end(node: Node, text: str) -> int:
     return node.end
 
 
+def last_line_is_open_block_scalar(root: Node | None, text: str) -> bool:
+    """Whether the file ends, without a final newline, inside a `|`/`>` block scalar that keeps its last line
+    break (clip or keep chomping): anything appended after it would add that break to the scalar's value."""
+    if text.endswith("\n"):
+        return False
+    node = root
+    while isinstance(node, (Mapping, Sequence)) and not node.flow and node.items:
+        last = node.items[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    if not (isinstance(node, Scalar) and node.style in ("|", ">")) or content_end(node, text) < len(text.rstrip()):
+        return False
+    header = text[node.start : text.find("\n", node.start) if "\n" in text[node.start :] else len(text)]
+    return "-" not in header.split("#", 1)[0]
+
+
 def line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
 
@@ -95,6 +110,9 @@ class Patcher:
     def _insert_lines(self, pos: int, lines: list[str], indent: int) -> None:
         body = self.nl.join(lines)
         if pos >= len(self.text) and not self.text.endswith("\n"):
+            if last_line_is_open_block_scalar(self.root, self.text):
+                raise UnsupportedLayout("the file ends inside a block scalar without a final newline; adding "
+                                        "text after it would change the scalar's value", pos)
             self._edit(pos, pos, self.nl + body, -indent)
         else:
             self._edit(pos, pos, body + self.nl, -indent)
