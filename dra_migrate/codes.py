@@ -48,13 +48,35 @@ _ALL: list[Code] = [
          "The document is not a Kubernetes object dra-migrate recognises (a values file, a config fragment or a "
          "patch). Its GPU requests are reported but not rewritten."),
     Code("DRA109", E, "nesting-limit", "The document nests deeper than the supported limit.",
-         "Extremely deep nesting is refused to keep parsing bounded. The file is left untouched."),
+         "Extremely deep nesting (over 200 levels, counted after alias expansion; libyaml refuses flow nesting "
+         "deeper than 1000 itself) is refused to keep parsing bounded. The file is left untouched."),
     Code("DRA110", W, "symlink-skipped", "A symbolic link was not followed.",
-         "Links that leave the given tree are never followed, so a run cannot write outside it."),
+         "Links that leave the given tree (a directory argument, or the directory of a file argument) are "
+         "never followed, so a run cannot read or write outside it. A link named on the command line whose "
+         "target stays in its own directory is written through (the link stays a link)."),
     Code("DRA111", E, "read-only-file", "The file is read-only and could not be rewritten.",
-         "Make the file writable or use --output-dir."),
-    Code("DRA112", I, "tab-indentation", "The document uses tab characters where YAML forbids them.",
-         "Tabs are not allowed for YAML indentation."),
+         "The file (or its directory) is not writable, or its mode has no write bit at all: such files are "
+         "treated as deliberately frozen and refused even when running as root. Make the file writable or use "
+         "--output-dir. The file is unchanged."),
+    Code("DRA112", E, "tab-indentation", "The document uses tab characters where YAML forbids them.",
+         "Tabs are not allowed for YAML indentation; the line and column of the first one are reported. The "
+         "file is left untouched."),
+    Code("DRA113", E, "merge-key", "A key that would be edited comes from, or is shadowed by, a YAML merge key.",
+         "With `<<: *base` a mapping receives keys that are not written in it. Deleting a GPU key that a merge "
+         "provides is impossible in place, deleting one that a merge shadows would expose the merged value, and "
+         "adding claims/tolerations/resourceClaims where a merge already provides them would silently override "
+         "them. The workload is left as is; expand the merge key and run again."),
+    Code("DRA114", E, "recursive-alias", "An alias refers to the node that contains it.",
+         "A recursive structure (`&a [*a]`) has no finite meaning as a Kubernetes object. The file is left "
+         "untouched."),
+    Code("DRA115", I, "symlink-in-tree", "A symbolic link inside the tree is not rewritten itself.",
+         "While walking a directory, a link whose target is inside the same tree is skipped: the target is "
+         "migrated under its own path (unless excluded), and the link keeps pointing at it. Rewriting through "
+         "the link as well would process the file twice or replace the link by a copy."),
+    Code("DRA116", E, "interrupted", "The run was interrupted (SIGINT/SIGTERM).",
+         "The run stopped between files: the file being written when the signal arrived was finished "
+         "atomically, every other file is either migrated or untouched, never partly written. Run again to "
+         "migrate the rest."),
     # --- DRA2xx: core workload translation ---------------------------------------------------
     Code("DRA201", I, "migrated", "GPU requests were moved to a ResourceClaimTemplate.",
          "Each pod template that requested nvidia.com/gpu now references a ResourceClaimTemplate; every pod "

@@ -52,15 +52,30 @@ def discover(
                     if fp.is_symlink():
                         target = fp.resolve()
                         if not target.is_relative_to(root):
-                            if diagnostics is not None:
-                                diagnostics.append(make("DRA110", f"symbolic link to {target} leaves the tree; "
-                                                        "not followed", Location(str(fp))))
-                            continue
+                            _note(diagnostics, "DRA110", f"symbolic link to {target} leaves the tree; not followed", fp)
+                        else:
+                            # the target is in the tree and is migrated under its own path; rewriting the link
+                            # too would process the file twice or replace the link by a copy
+                            _note(diagnostics, "DRA115", f"symbolic link to {target}: the target is migrated "
+                                  "under its own path, the link is kept", fp)
+                        continue
                     yield Found(fp, str(fp), p)
-        elif p.exists() or p.is_symlink():
+        elif p.is_symlink():
+            # a link named on the command line is written through, but only within the directory it sits in
+            target = p.resolve()
+            if target.is_file() and target.is_relative_to(p.parent.resolve()):
+                yield Found(target, str(p), p.parent)
+            else:
+                _note(diagnostics, "DRA110", f"symbolic link to {target} leaves its directory; not followed", p)
+        elif p.exists():
             yield Found(p, str(p), p.parent)
         elif diagnostics is not None:
             diagnostics.append(make("DRA106", "no such file or directory", Location(arg)))
+
+
+def _note(diagnostics: list[Diagnostic] | None, code: str, message: str, path: Path) -> None:
+    if diagnostics is not None:
+        diagnostics.append(make(code, message, Location(str(path))))
 
 
 def _excluded(path: Path, excludes: Sequence[str]) -> bool:

@@ -8,7 +8,13 @@ from typing import Any
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.emit import render
 from dra_migrate.emit.edits import OverlappingEdits, TextEdit, apply_edits
-from dra_migrate.emit.patch import Patcher, UnsupportedLayout, content_end, line_end_after
+from dra_migrate.emit.patch import (
+    Patcher,
+    UnsupportedLayout,
+    content_end,
+    last_line_is_open_block_scalar,
+    line_end_after,
+)
 from dra_migrate.emit.style import Style, detect_style
 from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
@@ -130,6 +136,14 @@ def _migrate(
             result.diagnostics.append(
                 make("DRA216", f"{exc.message}; the file is left as is", Location(src.path, line, col))
             )
+            result.failed = True
+            return
+        if doc_new and last_line_is_open_block_scalar(pd.doc.root, src.text) and not pd.doc.explicit_end:
+            line, col = src.line_col(len(src.text))
+            result.diagnostics.append(make(
+                "DRA216", "the file ends inside a block scalar (| or >) without a final newline: appending the "
+                "ResourceClaimTemplate would change that value; add the newline (or use --claims-out)",
+                Location(src.path, line, col)))
             result.failed = True
             return
         if doc_new:

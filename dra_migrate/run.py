@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +85,37 @@ def load_rules(rule_dirs: Sequence[Path]) -> tuple[KindRuleSet | None, Diagnosti
     return rules, None
 
 
+class _Interrupt:
+    """SIGINT/SIGTERM only raise a flag; the run checks it between files, so the atomic write in progress
+    always completes and no file is ever left half-processed."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[_Interrupt]:
+    flag = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():  # handlers can only be set there
+        yield flag
+        return
+    previous = {s: signal.signal(s, flag) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def run_migration(cfg: RunConfig) -> RunResult:
+    with _interruptible() as interrupt:
+        return _run(cfg, interrupt)
+
+
+def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     result = RunResult()
     _scan_repo_classes(cfg)
     if cfg.options.strategy == "extended-resource":
@@ -117,6 +151,11 @@ def run_migration(cfg: RunConfig) -> RunResult:
     for n, found in enumerate(found_all):
         if cfg.progress is not None:
             cfg.progress(n, len(found_all), found.display)
+        if interrupt.signum is not None:
+            name = signal.Signals(interrupt.signum).name
+            result.diagnostics.append(make("DRA116", f"interrupted by {name}: stopped before {found.display}; "
+                                           "the files not reached are untouched", Location(found.display)))
+            break
         result.scanned += 1
         try:
             size = found.path.stat().st_size
@@ -192,12 +231,23 @@ def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str,
     result.diagnostics.extend(gate_override_problems(cfg.options))
     if not claims:
         return
-    from dra_migrate.emit.claims_file import claims_files
+    from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, verify_claims_file
 
-    for target, data in claims_files(cfg.claims_out, claims).items():
+    try:
+        planned = claims_files(cfg.claims_out, claims)
+    except ClaimsFileError as exc:
+        message = exc.message + "; no claim template was written"
+        result.diagnostics.append(make(exc.code, message, Location(exc.path)))
+        return
+    for target, data in planned.items():
         display = str(target)
         existing = target.read_bytes() if target.exists() else b""
         if data == existing:
+            continue
+        problem = verify_claims_file(target, existing, data, [d for _src, d in claims])
+        if problem:
+            result.diagnostics.append(make("DRA901", f"self-check failed: {problem}; the file is untouched",
+                                           Location(display)))
             continue
         result.new_files[display] = data
         if cfg.mode == "diff":

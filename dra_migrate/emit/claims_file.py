@@ -10,6 +10,69 @@ from dra_migrate.emit import render
 from dra_migrate.emit.style import Style
 
 
+class ClaimsFileError(Exception):
+    """An existing claims file that cannot be read safely: it is never truncated or rewritten blindly."""
+
+    def __init__(self, code: str, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.code, self.message, self.path = code, message, str(path)
+
+
+def _read_existing(target: Path) -> str:
+    if not target.exists():
+        return ""
+    try:
+        return target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ClaimsFileError("DRA103", "existing claims file is not valid UTF-8", target) from None
+    except OSError as exc:
+        raise ClaimsFileError("DRA106", f"cannot read existing claims file: {exc.strerror}", target) from None
+
+
+def _parse_yaml(text: str, target: Path) -> list[Any]:
+    from dra_migrate.source.compose import ComposeError, compose_documents
+    from dra_migrate.source.plain import to_plain
+
+    try:
+        return [to_plain(d.root) for d in compose_documents(text.removeprefix("\ufeff"))]
+    except ComposeError as exc:
+        raise ClaimsFileError(exc.code, f"existing claims file: {exc.message} (line {exc.line})", target) from None
+
+
+def _parse_json_items(text: str, target: Path) -> list[Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ClaimsFileError("DRA101", f"existing claims file is not valid JSON: {exc}", target) from None
+    if not (isinstance(data, dict) and isinstance(data.get("items", []), list)):
+        raise ClaimsFileError("DRA101", "existing claims file is not a JSON List object", target)
+    return list(data.get("items", []))
+
+
+def verify_claims_file(target: Path, existing: bytes, data: bytes, objs: list[dict[str, Any]]) -> str | None:
+    """The self-check for claim files: re-read the output independently and require the old content intact
+    (as a prefix) plus only the given new objects."""
+    try:
+        text = data.decode("utf-8")
+        old_text = existing.decode("utf-8")
+        if target.suffix == ".json":
+            old, new = _parse_json_items(old_text, target) if old_text else [], _parse_json_items(text, target)
+        else:
+            if not data.startswith(existing):
+                return "the existing content would not be kept byte for byte"
+            old, new = _parse_yaml(old_text, target) if old_text else [], _parse_yaml(text, target)
+    except (UnicodeDecodeError, ClaimsFileError) as exc:
+        return f"the output does not parse back ({exc})"
+    if new[: len(old)] != old:
+        return "the existing objects would change"
+    added = new[len(old) :]
+    if any(o not in objs for o in added):
+        return "an added object is not one of the new claim templates"
+    if len({_key(o) for o in added if isinstance(o, dict)}) != len(added):
+        return "an object would be added twice"
+    return None
+
+
 def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
     meta = obj.get("metadata") or {}
     return (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
@@ -34,25 +97,18 @@ def claims_files(claims_out: Path | None, claims: list[tuple[str, dict[str, Any]
 
 
 def _json_list(target: Path, objs: list[dict[str, Any]]) -> bytes:
-    items: list[dict[str, Any]] = []
-    if target.exists():
-        try:
-            data = json.loads(target.read_text())
-            items = list(data.get("items", [])) if isinstance(data, dict) else []
-        except ValueError:
-            items = []
-    seen = {_key(o) for o in items}
+    existing = _read_existing(target)
+    items = _parse_json_items(existing, target) if existing else []
+    seen = {_key(o) for o in items if isinstance(o, dict)}
     items.extend(o for o in objs if _key(o) not in seen)
     return (json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n").encode()
 
 
 def _yaml_docs(target: Path, objs: list[dict[str, Any]]) -> bytes:
-    import yaml
-
-    existing = target.read_text() if target.exists() else ""
+    existing = _read_existing(target)
     seen: set[tuple[str, str, str]] = set()
     if existing:
-        for d in yaml.safe_load_all(existing):
+        for d in _parse_yaml(existing, target):
             if isinstance(d, dict):
                 seen.add(_key(d))
     style = Style()

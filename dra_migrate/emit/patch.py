@@ -65,6 +65,21 @@ def content_end(node: Node, text: str) -> int:
     return node.end
 
 
+def last_line_is_open_block_scalar(root: Node | None, text: str) -> bool:
+    """Whether the file ends, without a final newline, inside a `|`/`>` block scalar that keeps its last line
+    break (clip or keep chomping): anything appended after it would add that break to the scalar's value."""
+    if text.endswith("\n"):
+        return False
+    node = root
+    while isinstance(node, (Mapping, Sequence)) and not node.flow and node.items:
+        last = node.items[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    if not (isinstance(node, Scalar) and node.style in ("|", ">")) or content_end(node, text) < len(text.rstrip()):
+        return False
+    header = text[node.start : text.find("\n", node.start) if "\n" in text[node.start :] else len(text)]
+    return "-" not in header.split("#", 1)[0]
+
+
 def line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
 
@@ -94,6 +109,9 @@ class Patcher:
     def _insert_lines(self, pos: int, lines: list[str], indent: int) -> None:
         body = self.nl.join(lines)
         if pos >= len(self.text) and not self.text.endswith("\n"):
+            if last_line_is_open_block_scalar(self.root, self.text):
+                raise UnsupportedLayout("the file ends inside a block scalar without a final newline; adding "
+                                        "text after it would change the scalar's value", pos)
             self._edit(pos, pos, self.nl + body, -indent)
         else:
             self._edit(pos, pos, body + self.nl, -indent)
@@ -125,6 +143,16 @@ class Patcher:
         index = {k.value: i for i, (k, _v) in enumerate(node.items) if isinstance(k, Scalar)}
         text = self.text
         key_col = node.col
+        deleted = {op.path[-1] for op in ops if isinstance(op, DeleteKey)}
+        if node.items and deleted >= set(index) and len(index) == len(node.items) and len(ops) == len(deleted):
+            # every key goes: deleting the lines would leave `parent:` with nothing under it, which reads back
+            # as null, not as an empty map; an empty flow map on the first key's line keeps the meaning
+            k0 = node.items[0][0]
+            if text[line_start(text, k0.start) : k0.start].strip():
+                raise UnsupportedLayout(self._shared_line(text, k0), k0.start)
+            end = line_end_after(text, content_end(node.items[-1][1], text))
+            self._edit(line_start(text, k0.start), end, " " * key_col + "{}" + self.nl)
+            return
         for op in ops:
             if isinstance(op, SetKey):
                 continue
@@ -134,7 +162,7 @@ class Patcher:
             k, v = node.items[index[str(name)]]
             start = line_start(text, k.start)
             if text[start : k.start].strip():
-                raise UnsupportedLayout(f"key {name!r} shares its line with a sequence dash", k.start)
+                raise UnsupportedLayout(self._shared_line(text, k), k.start)
             end = line_end_after(text, content_end(v, text))
             if isinstance(op, DeleteKey):
                 self._edit(start, end, "")
@@ -152,6 +180,14 @@ class Patcher:
             for op in adds:
                 lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
             self._insert_lines(pos, lines, key_col)
+
+    @staticmethod
+    def _shared_line(text: str, k: Node) -> str:
+        before = text[line_start(text, k.start) : k.start].strip()
+        name = k.value if isinstance(k, Scalar) else "?"
+        if before.startswith(("?", ":")):
+            return f"key {name!r} is written with an explicit '?' key indicator"
+        return f"key {name!r} shares its line with a sequence dash"
 
     # -- block sequences ---------------------------------------------------------------------
     def _block_sequence(self, node: Sequence, ops: list[Op]) -> None:

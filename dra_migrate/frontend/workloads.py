@@ -22,12 +22,15 @@ from dra_migrate.ir import (
 from dra_migrate.kinds import KindRuleSet, resolve, split_api_version
 from dra_migrate.lower.context import Options
 from dra_migrate.resources import classify
-from dra_migrate.source.nodes import Document, find, key_line
+from dra_migrate.source.nodes import Document, find, key_line, merge_conflict
 from dra_migrate.source.plain import to_plain
 from dra_migrate.source.reader import SourceFile
 
 # Kubernetes' own controllers copy pod templates verbatim: no controller-version warning for them.
 CORE_GROUPS = frozenset({"", "apps", "batch", "extensions"})
+
+
+_COUNT_TAGS = (None, "tag:yaml.org,2002:int", "tag:yaml.org,2002:str")
 
 
 @dataclass(slots=True)
@@ -245,6 +248,11 @@ def _container_resources(
         line, col = key_line(root, paths[0])
         loc = Location(src.path, line, col)
         counts = {s: parse_gpu_count(v) for s, v in raw.items()}
+        for section, p in zip(raw, paths, strict=True):
+            node, _ = find(root, p)
+            if getattr(node, "tag", None) not in _COUNT_TAGS:  # `!custom 1`: whatever it means, not a count
+                counts[section] = None
+                raw[section] = f"{getattr(node, 'tag', '')} {raw[section]}"
         bad = [s for s, v in counts.items() if v is None]
         if bad:
             wl.diagnostics.append(
@@ -258,6 +266,17 @@ def _container_resources(
             wl.diagnostics.append(
                 make("DRA202", f"container {container.name!r}: {name} requests={raw['requests']!r} but "
                      f"limits={raw['limits']!r}; they must be equal, left as is", loc, wl.ref)
+            )
+            wl.blocked = True
+            continue
+        depth = len(container.path)
+        added = {depth + 1: {"claims"}, depth - 2: {"tolerations", "resourceClaims"}}
+        merged = next((m for m in (merge_conflict(root, p, added) for p in paths) if m), None)
+        if merged:
+            wl.diagnostics.append(
+                make("DRA113", f"container {container.name!r}: {name}: the key {merged!r} on the way comes from "
+                     "(or is shadowed by) a YAML merge key (<<); editing the text would not give the intended "
+                     "data, left as is", loc, wl.ref)
             )
             wl.blocked = True
             continue

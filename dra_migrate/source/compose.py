@@ -47,6 +47,8 @@ def compose_documents(text: str) -> list[Document]:
         line = mark.line + 1 if mark else 0
         col = mark.column + 1 if mark else 0
         problem = exc.problem or exc.context or "syntax error"
+        if "nesting depth" in problem:  # libyaml's own bound on flow nesting fires before ours
+            raise ComposeError("DRA109", f"document nesting is too deep ({problem})", line, col) from None
         raise ComposeError("DRA101", f"invalid YAML: {problem}", line, col) from None
     except yaml.YAMLError as exc:
         raise ComposeError("DRA101", f"invalid YAML: {exc}") from None
@@ -118,8 +120,12 @@ def _compose(events: object) -> list[Document]:
             frame.node.end = em.index
         elif isinstance(ev, yaml.AliasEvent):
             target = anchors.get(ev.anchor)
-            if target is None:  # the parser reports undefined aliases itself; be defensive
-                raise ComposeError("DRA101", f"undefined alias {ev.anchor!r}", sm.line + 1, sm.column + 1)
+            if target is None:  # libyaml leaves undefined aliases to the composer
+                raise ComposeError("DRA101", f"undefined alias {ev.anchor!r} (anchors do not carry across "
+                                   "documents)", sm.line + 1, sm.column + 1)
+            if any(f.node is target for f in stack):
+                raise ComposeError("DRA114", f"alias *{ev.anchor} refers to a node that contains it",
+                                   sm.line + 1, sm.column + 1)
             assert doc is not None
             doc.aliases += 1
             doc.aliased.add(ev.anchor)

@@ -148,3 +148,53 @@ def key_line(root: Node | None, path: tuple[str | int, ...]) -> tuple[int, int]:
             return item.line + 1, item.col + 1
         path = path[:-1]
     return (root.line + 1, root.col + 1) if root is not None else (1, 1)
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def is_merge_key(key: Node) -> bool:
+    return isinstance(key, Scalar) and (key.tag == MERGE_TAG or (key.value == "<<" and key.style == ""))
+
+
+def merged_keys(node: Node | None) -> set[str]:
+    """Keys a mapping receives through `<<` merge keys (whether or not it also has them explicitly)."""
+    node = deref(node) if node is not None else None
+    out: set[str] = set()
+    if not isinstance(node, Mapping):
+        return out
+    for k, v in node.items:
+        if not is_merge_key(k):
+            continue
+        v = deref(v)
+        for m in v.items if isinstance(v, Sequence) else [v]:
+            m = deref(m)
+            if isinstance(m, Mapping):
+                keys = (deref(mk) for mk, _ in m.items)
+                out.update(k.value for k in keys if isinstance(k, Scalar))
+                out.update(merged_keys(m))
+    return out
+
+
+def merge_conflict(root: Node | None, path: tuple[str | int, ...], extra: dict[int, set[str]]) -> str | None:
+    """The first key along `path` that a `<<` merge key provides or shadows (editing it would not do what the
+    text says), or a key in `extra[i]` (keys to be added to the mapping at depth i) that a merge provides."""
+    node = root
+    for i, seg in enumerate((*path, None)):
+        node = deref(node) if node is not None else None
+        if isinstance(node, Mapping):
+            merged = merged_keys(node)
+            if isinstance(seg, str) and seg in merged:
+                return seg
+            hit = merged & extra.get(i, set())
+            if hit:
+                return sorted(hit)[0]
+        if seg is None:
+            return None
+        if isinstance(node, Mapping) and isinstance(seg, str):
+            node = map_get(node, seg)
+        elif isinstance(node, Sequence) and isinstance(seg, int) and seg < len(node.items):
+            node = node.items[seg]
+        else:
+            return None
+    return None

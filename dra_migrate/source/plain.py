@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from dra_migrate.source.compose import MAX_ALIAS_EXPANSION, ComposeError
+from dra_migrate.source.compose import MAX_ALIAS_EXPANSION, MAX_DEPTH, ComposeError
 from dra_migrate.source.nodes import Alias, Mapping, Node, Scalar, Sequence
 
 _resolver = yaml.resolver.Resolver()
@@ -46,17 +46,22 @@ class _Budget:
 
 
 def to_plain(node: Node | None, budget: int = MAX_ALIAS_EXPANSION) -> Any:
-    return _plain(node, _Budget(budget), 0)
+    return _plain(node, _Budget(budget), 0, 0)
 
 
-def _plain(node: Node | None, budget: _Budget, via_alias: int) -> Any:
+def _plain(node: Node | None, budget: _Budget, via_alias: int, depth: int) -> Any:
     if node is None:
         return None
+    if depth > MAX_DEPTH:
+        # composition bounds the text's nesting, but aliases nest anchored blocks inside each other: bound the
+        # expanded data too, so nothing downstream (deepcopy, comparisons) can exhaust the recursion limit
+        raise ComposeError("DRA109", f"nesting deeper than {MAX_DEPTH} levels once aliases are expanded",
+                           node.line + 1, node.col + 1)
     if isinstance(node, Alias):
         budget.left -= 1
         if budget.left < 0:
             raise ComposeError("DRA107", "too many alias expansions (possible alias bomb)", node.line + 1, node.col + 1)
-        return _plain(node.target, budget, via_alias + 1)
+        return _plain(node.target, budget, via_alias + 1, depth)
     if via_alias:
         budget.left -= 1
         if budget.left < 0:
@@ -64,21 +69,21 @@ def _plain(node: Node | None, budget: _Budget, via_alias: int) -> Any:
     if isinstance(node, Scalar):
         return resolve_scalar(node)
     if isinstance(node, Sequence):
-        return [_plain(item, budget, via_alias) for item in node.items]
+        return [_plain(item, budget, via_alias, depth + 1) for item in node.items]
     assert isinstance(node, Mapping)
     out: dict[Any, Any] = {}
     merged: list[dict[Any, Any]] = []
     for knode, vnode in node.items:
         if isinstance(knode, Scalar) and (knode.tag == _MERGE or (knode.value == "<<" and knode.style == "")):
-            value = _plain(vnode, budget, via_alias)
+            value = _plain(vnode, budget, via_alias, depth + 1)
             for m in value if isinstance(value, list) else [value]:
                 if isinstance(m, dict):
                     merged.append(m)
             continue
-        key = _plain(knode, budget, via_alias)
+        key = _plain(knode, budget, via_alias, depth + 1)
         if isinstance(key, (list, dict)):
             key = repr(key)
-        out[key] = _plain(vnode, budget, via_alias)
+        out[key] = _plain(vnode, budget, via_alias, depth + 1)
     for m in merged:  # explicit keys win over merged ones; earlier merges win over later ones
         for k, v in m.items():
             out.setdefault(k, v)
