@@ -584,6 +584,9 @@ def test_cel_runtime_error_only_when_device_is_reached() -> None:
 
 
 def test_non_bool_result_is_runtime_error(engine_name: str) -> None:
+    # No upstream allocator test case; behaviour from kubernetes/dynamic-resource-allocation cel/compile.go
+    # @v0.36.2 (compile: "must evaluate to bool"; DeviceMatches: "CEL result of type %s could not be
+    # converted to bool"), surfaced by allocator_stable.go selectorsMatch as a CEL runtime error.
     inv = inventory(device_class(CLASS_A, DRIVER_A), one_device_slice())
     if engine_name == "fake":
         result = run(inv, claim_spec(request("req-0", CLASS_A, 1, "returns-string")))
