@@ -415,6 +415,32 @@ _ALL: list[Code] = [
          "The selector was evaluated against the device shapes the NVIDIA DRA driver publishes for common "
          "GPUs and MIG slices and matched none. The pod may stay Pending forever; check the label value (a "
          "typo, a GPU model unknown to dra-migrate) with `dra-migrate cel EXPR`."),
+    Code("DRA802", W, "rolling-update-surge-first-available",
+         "A Deployment can surge while its claim prefers devices with firstAvailable.",
+         "During a rolling update with maxSurge > 0 (the default is 25%) new pods are scheduled while the old "
+         "pods still hold their devices. When the preferred devices are all taken, the allocator gives the new "
+         "pod the next firstAvailable alternative, and the pod keeps that (slower) device after the old pods "
+         "are gone. Set spec.strategy.rollingUpdate.maxSurge: 0 (old pods are removed first) or use "
+         "strategy type Recreate. `dra-migrate simulate --rollout` replays the update on an inventory."),
+    Code("DRA803", W, "attribute-not-published", "A selector reads an attribute the NVIDIA driver does not publish.",
+         "The NVIDIA DRA driver removed the `index` and `minor` (and MIG `parentIndex`) attributes in v25.8; "
+         "other names are checked against the attributes and capacities of the bundled device fixture. Looking "
+         "up a missing attribute is a CEL runtime error, which aborts the pod's scheduling attempt: select by "
+         "uuid, productName or resource.kubernetes.io/pciBusID instead. Existing DRA objects are reported too "
+         "and left unchanged."),
+    Code("DRA804", W, "too-many-devices-per-claim", "A claim asks for more than 32 devices.",
+         "The allocator refuses a claim whose requests need more than 32 devices in total "
+         "(AllocationResultsMaxSize); the pod never schedules. Split the devices over several claims."),
+    Code("DRA805", W, "shared-claim-reserved-for-limit",
+         "A shared ResourceClaim has more potential consumers than reservedFor allows.",
+         "Every pod using a named ResourceClaim is listed in its status.reservedFor, which holds at most 256 "
+         "entries (32 on Kubernetes 1.32). The replicas of every workload referencing the claim are added up; "
+         "pods beyond the limit stay Pending ('resourceclaim in use'). Use a ResourceClaimTemplate (one claim "
+         "per pod) or fewer replicas."),
+    Code("DRA806", W, "existing-selector-invalid",
+         "A CEL selector of an existing DRA object does not compile or fails on a known device.",
+         "Selectors already in the repository are compiled and evaluated against the NVIDIA driver's device "
+         "shapes like emitted ones, but only reported: dra-migrate does not change objects it did not create."),
     # --- DRA9xx: internal safety checks ------------------------------------------------------
     Code("DRA901", E, "self-check-failed", "The migrated text did not match the intended change.",
          "Before any write, the original and migrated documents are parsed independently and compared. A "

@@ -19,6 +19,8 @@ from dra_migrate.emit.style import Style, detect_style
 from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
 from dra_migrate.kinds import KindRuleSet, load_kind_rules
+from dra_migrate.lint import SeenObject
+from dra_migrate.source.nodes import key_line
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
@@ -26,7 +28,17 @@ from dra_migrate.plan import Append, Op, apply_ops, walk
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 
-PREFILTER = ("nvidia.com", "ResourceClaimTemplate", "volcano.sh/gpu", "volcano.sh/vgpu", "gpu-fraction", "gpu-memory")
+# resource.k8s.io / resourceClaim: already-DRA objects and workloads are read for the scheduling lints.
+PREFILTER = (
+    "nvidia.com",
+    "ResourceClaimTemplate",
+    "volcano.sh/gpu",
+    "volcano.sh/vgpu",
+    "gpu-fraction",
+    "gpu-memory",
+    "resource.k8s.io",
+    "resourceClaim",
+)
 
 
 @dataclass(slots=True)
@@ -39,6 +51,8 @@ class FileResult:
     lowered: list[TemplateLowering] = field(default_factory=list)
     new_documents: list[dict[str, Any]] = field(default_factory=list)  # destined elsewhere (--claims-out / JSON)
     failed: bool = False  # an input or internal error: the file is left untouched
+    # Every object as it is after the run (for the cross-file scheduling lints, dra_migrate.lint).
+    objects: list[SeenObject] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -120,11 +134,13 @@ def _migrate(
                 docs = []
             doc_ops.extend(ops)
             doc_new.extend(docs)
+        emitted = list(doc_new)
         if claims_elsewhere or src.is_json:
             result.new_documents.extend(doc_new)
             doc_new = []
         expected.append(apply_ops(pd.data, doc_ops) if doc_ops else pd.data)
         expected.extend(doc_new)
+        _record_objects(src, pd, expected[-1 - len(doc_new)], emitted, result)
         if not doc_ops and not doc_new:
             continue
         any_change = True
@@ -167,6 +183,23 @@ def _migrate(
             result.failed = True
             return
     result.output = ((BOM if src.bom else "") + text).encode("utf-8")
+
+
+def _record_objects(
+    src: SourceFile, pd: ParsedDocument, final: Any, new: list[dict[str, Any]], result: FileResult
+) -> None:
+    line = key_line(pd.doc.root, ("kind",))[0] if pd.doc.root is not None else 0
+    if isinstance(final, dict) and final.get("kind") == "List" and isinstance(final.get("items"), list):
+        originals = pd.data.get("items") if isinstance(pd.data, dict) else None
+        count = len(originals) if isinstance(originals, list) else 0
+        for i, item in enumerate(final["items"]):
+            if isinstance(item, dict):
+                item_line = key_line(pd.doc.root, ("items", i, "kind"))[0] if i < count else line
+                result.objects.append(SeenObject(item, src.path, item_line, emitted=i >= count))
+    elif isinstance(final, dict):
+        result.objects.append(SeenObject(final, src.path, line))
+    wl_line = pd.workloads[0].line if pd.workloads else line
+    result.objects.extend(SeenObject(d, src.path, wl_line, emitted=True) for d in new)
 
 
 def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str, Any]], style: Style) -> TextEdit:

@@ -223,6 +223,7 @@ def _scan_repo_classes(cfg: RunConfig) -> None:
 
 
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:
+    _lint(cfg, result)
     if any(f.lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
         result.diagnostics.append(make(
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
@@ -255,6 +256,19 @@ def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str,
         elif cfg.mode == "write":
             dest = target if cfg.output_dir is None else cfg.output_dir / target.name
             _write_in_place(result, dest, display, data)
+
+
+def _lint(cfg: RunConfig, result: RunResult) -> None:
+    """Cross-file scheduling lints (DRA8xx) over every object the run saw, as it is after the run."""
+    from dra_migrate.lint import lint_objects
+
+    objects = [o for f in result.files for o in f.objects]
+    if not objects:
+        return
+    try:
+        result.diagnostics.extend(lint_objects(objects, _rules(cfg), cfg.options.target_version))
+    except Exception as exc:  # noqa: BLE001 - a lint bug must not cost the user the migration
+        result.diagnostics.append(make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>")))
 
 
 def _write_output(cfg: RunConfig, result: RunResult, path: Path, root: Path, data: bytes) -> None:

@@ -3,6 +3,10 @@
 Unless stated otherwise, each case is from kubernetes/dynamic-resource-allocation
 structured/internal/allocatortesting/allocator_testing.go @v0.36.2 (commit afbe16e9), `TestAllocator`
 testcases map, under the quoted name. Names and shapes follow upstream's generators (see simulate_fakes).
+
+Every case runs twice: with the fake engine (only the expression forms used here) and with the real
+Kubernetes CEL environment (dra_migrate.cel through simulate.engine.CelEngine), so the engine adapter and
+the allocator are exercised together on the same expectations.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import pytest
 
 from dra_migrate.simulate.allocator import AllocationResult, Allocator
 from dra_migrate.simulate.claims import parse_claim_spec
+from dra_migrate.simulate.engine import CelEngine, SelectorEngine
 from dra_migrate.simulate.inventory import DeviceId, Inventory
 from tests.simulate_fakes import (
     CLASS_A,
@@ -39,6 +44,20 @@ MEM_4G = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("4Gi")) >= 0'
 MEM_8G = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("8Gi")) >= 0'
 
 
+_ENGINES: dict[str, type[FakeEngine] | type[CelEngine]] = {"fake": FakeEngine, "cel": CelEngine}
+_current = {"engine": "fake"}
+
+
+@pytest.fixture(params=sorted(_ENGINES), autouse=True)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    _current["engine"] = request.param
+    return str(request.param)
+
+
+def make_engine() -> SelectorEngine:
+    return _ENGINES[_current["engine"]]()
+
+
 def a(device_name: str, pool: str = "pool-1", driver: str = DRIVER_A) -> DeviceId:
     return DeviceId(driver, pool, device_name)
 
@@ -49,10 +68,10 @@ def run(
     node: str = NODE_1,
     allocated: AbstractSet[DeviceId] = frozenset(),
     names: list[str] | None = None,
-    engine: FakeEngine | None = None,
+    engine: SelectorEngine | None = None,
 ) -> AllocationResult:
     claims = [parse_claim_spec(s, (names or [])[i] if names else f"claim-{i}") for i, s in enumerate(specs)]
-    return Allocator(inv, engine or FakeEngine()).allocate(claims, node, allocated)
+    return Allocator(inv, engine or make_engine()).allocate(claims, node, allocated)
 
 
 def picked(result: AllocationResult, claim: int = 0) -> list[tuple[str, DeviceId]]:
@@ -564,10 +583,29 @@ def test_cel_runtime_error_only_when_device_is_reached() -> None:
     assert picked(run(inv, claim_spec(request("req-0", CLASS_A, 1, expr)))) == [("req-0", a("device-2"))]
 
 
-def test_non_bool_result_is_runtime_error() -> None:
+def test_non_bool_result_is_runtime_error(engine_name: str) -> None:
+    # No upstream allocator test case; behaviour from kubernetes/dynamic-resource-allocation cel/compile.go
+    # @v0.36.2 (compile: "must evaluate to bool"; DeviceMatches: "CEL result of type %s could not be
+    # converted to bool"), surfaced by allocator_stable.go selectorsMatch as a CEL runtime error.
     inv = inventory(device_class(CLASS_A, DRIVER_A), one_device_slice())
-    result = run(inv, claim_spec(request("req-0", CLASS_A, 1, "returns-string")))
-    assert result.error and result.error.kind == "cel-runtime"
+    if engine_name == "fake":
+        result = run(inv, claim_spec(request("req-0", CLASS_A, 1, "returns-string")))
+        assert result.error and result.error.kind == "cel-runtime"
+    else:
+        # The real environment type-checks: a string-typed selector is rejected when compiled (upstream
+        # "must evaluate to bool"), and a dynamically typed one fails when evaluated.
+        result = run(inv, claim_spec(request("req-0", CLASS_A, 1, "'x'")))
+        assert result.error and result.error.kind == "cel-compile"
+        assert "must evaluate to bool" in result.error.message
+        inv = inventory(
+            device_class(CLASS_A, DRIVER_A),
+            resource_slice(
+                "slice-1", NODE_1, "pool-1", DRIVER_A, device("device-1", None, {"model": {"string": "x"}})
+            ),
+        )
+        result = run(inv, claim_spec(request("req-0", CLASS_A, 1, f"device.attributes['{DRIVER_A}'].model")))
+        assert result.error and result.error.kind == "cel-runtime"
+        assert "could not be converted to bool" in result.error.message
 
 
 def test_check_combinations_within_single_request() -> None:
@@ -622,3 +660,19 @@ def test_v1beta1_flat_request_and_basic_devices() -> None:
         }
     }
     assert picked(run(inv, spec)) == [("r", DeviceId(DRIVER_A, "p", "gpu-0"))]
+
+
+def test_malformed_device_is_an_error_not_a_crash(engine_name: str) -> None:
+    # An attribute the API server would reject (int given as a string): the real engine cannot build the
+    # CEL view of the device; allocation stops with an error naming it instead of raising.
+    if engine_name != "cel":
+        pytest.skip("the fake engine reads raw attribute values")
+    inv = inventory(
+        device_class(CLASS_A, DRIVER_A),
+        resource_slice(
+            "slice-1", NODE_1, "pool-1", DRIVER_A, device("device-1", None, {"numa": {"int": "4"}})
+        ),
+    )
+    result = run(inv, claim_spec(request("req-0", CLASS_A)))
+    assert result.error and result.error.kind == "cel-runtime"
+    assert "int value must be an integer" in result.error.message

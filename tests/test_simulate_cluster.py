@@ -5,11 +5,13 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+import pytest
 import yaml
 
 from dra_migrate.simulate.allocator import Allocator
 from dra_migrate.simulate.claims import ClaimSpec, parse_claim_spec
 from dra_migrate.simulate.cluster import ClusterState, commit, place_replicas, simulate_pod
+from dra_migrate.simulate.engine import CelEngine, SelectorEngine
 from dra_migrate.simulate.gfd import dra_profile, product_name
 from dra_migrate.simulate.inventory import DeviceId, Inventory, inventory_from_nodes
 from tests.simulate_fakes import FakeEngine
@@ -17,6 +19,21 @@ from tests.simulate_fakes import FakeEngine
 GPU = "gpu.nvidia.com"
 A100 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"
 T4 = "device.attributes['gpu.nvidia.com'].productName == 'Tesla T4'"
+
+
+_ENGINES: dict[str, type[FakeEngine] | type[CelEngine]] = {"fake": FakeEngine, "cel": CelEngine}
+_current = {"engine": "fake"}
+
+
+@pytest.fixture(params=sorted(_ENGINES), autouse=True)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """Every case runs with the fake engine and with the real CEL environment (dra_migrate.cel)."""
+    _current["engine"] = request.param
+    return str(request.param)
+
+
+def make_engine() -> SelectorEngine:
+    return _ENGINES[_current["engine"]]()
 
 
 def gfd_node(name: str, product: str, count: int, memory: int, **extra: str) -> dict[str, Any]:
@@ -111,7 +128,7 @@ def test_multi_slice_pool_from_kubectl_list() -> None:
     [pool] = inv.pools_for_node("node-1")
     # generation 2 is obsolete; both generation-3 slices form the pool, slices in name order
     assert [d.name for d in pool.devices] == ["gpu-0", "gpu-1"]
-    result = Allocator(inv, FakeEngine()).allocate([_claim(gpu_request("gpus", 2))], "node-1")
+    result = Allocator(inv, make_engine()).allocate([_claim(gpu_request("gpus", 2))], "node-1")
     assert result.success
     assert result.claims[0].devices == (DeviceId(GPU, "node-1", "gpu-0"), DeviceId(GPU, "node-1", "gpu-1"))
 
@@ -121,7 +138,7 @@ def test_multi_slice_pool_with_missing_slice_is_excluded() -> None:
     inv = Inventory.from_objects(docs)
     assert [w.kind for w in inv.warnings] == ["incomplete-pool"]
     assert "1 of 2 slices at generation 3" in inv.warnings[0].message
-    result = Allocator(inv, FakeEngine()).allocate([_claim(gpu_request("gpus", 1))], "node-1")
+    result = Allocator(inv, make_engine()).allocate([_claim(gpu_request("gpus", 1))], "node-1")
     assert not result.success and result.excluded_pools == ["gpu.nvidia.com/node-1"]
 
 
@@ -284,7 +301,7 @@ def test_mixed_a100_t4_first_available_replicas() -> None:
         )
     }
     report = place_replicas(
-        4, pod({"name": "g", "resourceClaimTemplateName": "gpus"}), templates, {}, inv, engine=FakeEngine()
+        4, pod({"name": "g", "resourceClaimTemplateName": "gpus"}), templates, {}, inv, engine=make_engine()
     )
     assert report.fit == 3
     assert [(p.node, p.subrequests[("g", "gpu")]) for p in report.placed] == [
@@ -318,7 +335,7 @@ def test_pod_node_selector_respected() -> None:
         {},
         inv,
         ClusterState(),
-        allocator=Allocator(inv, FakeEngine()),
+        allocator=Allocator(inv, make_engine()),
     )
     assert sim.nodes == ["t4-1"]
     assert sim.rejected["a100-1"] == "node does not match the pod's nodeSelector"
@@ -334,7 +351,7 @@ def test_named_claim_is_allocated_once_and_pins_consumers() -> None:
         }
     }
     report = place_replicas(
-        3, pod({"name": "s", "resourceClaimName": "shared-gpu"}), {}, shared, inv, engine=FakeEngine()
+        3, pod({"name": "s", "resourceClaimName": "shared-gpu"}), {}, shared, inv, engine=make_engine()
     )
     assert report.fit == 3
     assert {p.node for p in report.placed} == {"t4-1"}
@@ -345,7 +362,7 @@ def test_template_claims_are_per_pod_and_state_accumulates() -> None:
     inv = mixed_inventory()
     templates = {"one": template("one", gpu_request("gpu", 1, selector=T4))}
     state = ClusterState()
-    allocator = Allocator(inv, FakeEngine())
+    allocator = Allocator(inv, make_engine())
     spec = pod({"name": "g", "resourceClaimTemplateName": "one"})
     seen = []
     for _ in range(3):
@@ -372,7 +389,7 @@ def test_cel_runtime_error_aborts_pod_on_all_nodes() -> None:
         {},
         inv,
         ClusterState(),
-        allocator=Allocator(inv, FakeEngine()),
+        allocator=Allocator(inv, make_engine()),
     )
     assert not sim.fits
     assert sim.error == "claim g: selector #0: CEL runtime error: no such key: brand"
@@ -386,12 +403,12 @@ def test_missing_template_is_an_error() -> None:
         {},
         inv,
         ClusterState(),
-        allocator=Allocator(inv, FakeEngine()),
+        allocator=Allocator(inv, make_engine()),
     )
     assert sim.error == 'resourceclaimtemplate "nope" not found'
 
 
 def test_pod_without_claims_fits_everywhere() -> None:
     inv = mixed_inventory()
-    sim = simulate_pod(pod(), {}, {}, inv, ClusterState(), allocator=Allocator(inv, FakeEngine()))
+    sim = simulate_pod(pod(), {}, {}, inv, ClusterState(), allocator=Allocator(inv, make_engine()))
     assert sim.nodes == ["a100-1", "cpu-1", "t4-1"]

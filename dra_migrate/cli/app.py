@@ -31,9 +31,9 @@ def _main(
 
 
 def _register() -> None:
-    from dra_migrate.cli import explain_cmd, migrate_cmd, plan_cmd, pr_cmd, rules_cmd
+    from dra_migrate.cli import explain_cmd, migrate_cmd, plan_cmd, pr_cmd, rules_cmd, simulate_cmd
 
-    for module in (migrate_cmd, explain_cmd, rules_cmd, pr_cmd, plan_cmd):
+    for module in (migrate_cmd, explain_cmd, rules_cmd, pr_cmd, plan_cmd, simulate_cmd):
         module.register(app)
     try:  # commands contributed by optional modules
         from dra_migrate.cli import cel_cmd

@@ -37,10 +37,13 @@ class CelEngine:
 
     def __init__(self) -> None:
         from dra_migrate import cel  # type: ignore[attr-defined,unused-ignore]
+        from dra_migrate.cel.device import DeviceFormatError
 
         self._cel = cel
         self.compile_errors: tuple[type[BaseException], ...] = (cel.CelCompileError,)
-        self.runtime_errors: tuple[type[BaseException], ...] = (cel.CelEvalError,)
+        # A device entry the API server would have rejected (e.g. `int: "4"`) cannot be shown to CEL; the
+        # allocator reports it like an evaluation error instead of crashing on one bad inventory line.
+        self.runtime_errors: tuple[type[BaseException], ...] = (cel.CelEvalError, DeviceFormatError)
         self._views: dict[int, Any] = {}
 
     def compile(self, expression: str) -> CompiledSelectorLike:

@@ -1,0 +1,136 @@
+"""Replay of a Deployment's rolling update: old pods keep their devices while new ones are scheduled.
+
+Follows the deployment controller's arithmetic (kubernetes pkg/controller/deployment/util
+ResolveFenceposts, NewRSNewReplicas, rolling.go reconcileOldReplicaSets): maxSurge rounds up, maxUnavailable
+rounds down, both default to 25%, and when both resolve to 0 maxUnavailable becomes 1. New pods are
+assumed ready as soon as they are scheduled; a new pod that does not fit stays Pending and is retried after
+old pods are removed. Old pods are removed newest first (the controller's ranking is not modelled).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dra_migrate.simulate.allocator import AllocationResult, Allocator
+from dra_migrate.simulate.cluster import ClusterState, PodSimulation, ReplicaPlacement, commit, simulate_pod
+from dra_migrate.simulate.inventory import DeviceId, Inventory
+
+
+def _resolve(value: Any, total: int, round_up: bool) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    text = str(value).strip()
+    if text.endswith("%"):
+        try:
+            pct = int(text[:-1])
+        except ValueError:
+            return 0
+        exact = pct * total / 100
+        return math.ceil(exact) if round_up else math.floor(exact)
+    try:
+        return max(int(text), 0)
+    except ValueError:
+        return 0
+
+
+def surge_and_unavailable(strategy: Mapping[str, Any] | None, replicas: int) -> tuple[int, int] | None:
+    """(maxSurge, maxUnavailable) in pods for a RollingUpdate strategy; None for Recreate."""
+    strategy = strategy or {}
+    if strategy.get("type") == "Recreate":
+        return None
+    ru = strategy.get("rollingUpdate") or {}
+    surge = _resolve(ru.get("maxSurge", "25%"), replicas, True)
+    unavailable = _resolve(ru.get("maxUnavailable", "25%"), replicas, False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+@dataclass(slots=True)
+class RolloutResult:
+    surge: int
+    unavailable: int
+    new: list[ReplicaPlacement] = field(default_factory=list)
+    pending: int = 0  # new pods that never fit: the rollout stalls
+    old_left: int = 0
+    steps: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.pending == 0 and self.old_left == 0
+
+
+def replay(
+    replicas: int,
+    old: list[ReplicaPlacement],
+    state: ClusterState,
+    pod_spec: Mapping[str, Any],
+    templates: Mapping[str, Mapping[str, Any]],
+    claims: Mapping[str, Mapping[str, Any]],
+    inventory: Inventory,
+    allocator: Allocator,
+    surge: int,
+    unavailable: int,
+) -> RolloutResult:
+    """`old` and `state`: the placed old replicas and what they hold (both are consumed)."""
+    result = RolloutResult(surge, unavailable)
+    old = list(old)
+    pending = 0
+    for _ in range(4 * replicas + 8):
+        result.steps += 1
+        progressed = False
+        total = len(old) + len(result.new) + pending
+        create = min(replicas + surge - total, replicas - len(result.new) - pending)
+        if create > 0:
+            pending += create
+            progressed = True
+        while pending:
+            sim = simulate_pod(pod_spec, templates, claims, inventory, state, allocator=allocator)
+            if not sim.fits:
+                break
+            chosen = sim.candidates[0]
+            commit(sim, chosen, state)
+            result.new.append(placement(len(result.new), sim, chosen, state))
+            pending -= 1
+            progressed = True
+        removable = min(len(old), len(old) + len(result.new) - (replicas - unavailable))
+        for _ in range(max(removable, 0)):
+            _release(old.pop(), state)
+            progressed = True
+        if not old and not pending:
+            break
+        if not progressed:
+            break
+    result.pending, result.old_left = pending, len(old)
+    return result
+
+
+def placement(
+    index: int, sim: PodSimulation, chosen: AllocationResult, state: ClusterState
+) -> ReplicaPlacement:
+    subrequests: dict[tuple[str, str], str | None] = {}
+    devices: dict[str, tuple[DeviceId, ...]] = {}
+    for pc in sim.pod_claims:
+        allocation = chosen.claim(pc.pod_claim_name)
+        if allocation is None and pc.claim:
+            allocation = state.shared[pc.claim].allocation
+        if allocation is None:
+            continue
+        devices[pc.pod_claim_name] = allocation.devices
+        for r in allocation.requests:
+            subrequests[(pc.pod_claim_name, r.request)] = r.subrequest
+    return ReplicaPlacement(index, chosen.node, subrequests, devices)
+
+
+def _release(pod: ReplicaPlacement, state: ClusterState) -> None:
+    shared_devices = {d for s in state.shared.values() for d in s.allocation.devices}
+    for devices in pod.devices.values():
+        state.allocated -= set(devices) - shared_devices
+    for shared in state.shared.values():
+        if set(shared.allocation.devices) & {d for ds in pod.devices.values() for d in ds}:
+            shared.consumers -= 1
