@@ -94,7 +94,8 @@ _ALL: list[Code] = [
          "hand them the same GPUs. The init container references the request of an app container with at "
          "least as many GPUs, so the pod needs no extra devices."),
     Code("DRA205", W, "init-container-own-request", "An init container needs its own GPU request.",
-         "No app container request has enough GPUs for this init container, so it gets its own request. "
+         "No app container request has enough GPUs for this init container, so it gets its own request (init "
+         "containers that run one after another share one, sized for the largest). "
          "The claim is allocated for the whole pod lifetime: the pod now needs more GPUs than with the "
          "device plugin, which released the init container's devices to the app containers."),
     Code("DRA206", I, "sidecar-own-request", "A restartable sidecar gets its own GPU request.",

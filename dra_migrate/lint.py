@@ -93,19 +93,20 @@ def _alternatives(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [exactly] if isinstance(exactly, Mapping) else [request]  # v1beta1: fields on the request
 
 
-def selectors(obj: Mapping[str, Any]) -> list[str]:
-    """Every CEL expression of a claim, claim template or DeviceClass."""
+def selectors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(device class, CEL expression) of a claim or claim template; ("", expression) for a DeviceClass's own."""
     if obj.get("kind") == "DeviceClass":
         spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
         parts: list[Any] = [spec]
     else:
         parts = [alt for r in _requests(obj) for alt in _alternatives(r)]
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for part in parts:
+        device_class = "" if obj.get("kind") == "DeviceClass" else str(part.get("deviceClassName", ""))
         for sel in part.get("selectors") or []:
             expr = ((sel or {}).get("cel") or {}).get("expression") if isinstance(sel, Mapping) else None
             if isinstance(expr, str):
-                out.append(expr)
+                out.append((device_class, expr))
     return out
 
 
@@ -133,7 +134,7 @@ def _selector_lints(seen: SeenObject) -> list[Diagnostic]:
 
     out: list[Diagnostic] = []
     known = published_names()
-    for expr in dict.fromkeys(selectors(seen.obj)):
+    for device_class, expr in dict.fromkeys(selectors(seen.obj)):
         unknown = [n for what, d, n in referenced(expr) if d == NVIDIA_DOMAIN and n not in known]
         for name in dict.fromkeys(unknown):
             why = (
@@ -153,7 +154,7 @@ def _selector_lints(seen: SeenObject) -> list[Diagnostic]:
             )
         if unknown or seen.emitted or NVIDIA_DOMAIN not in expr:
             continue  # emitted selectors were checked before writing; other drivers are not known here
-        problem = check_selector(expr)
+        problem = check_selector(device_class, expr)
         if problem is None:
             continue
         code, message = problem

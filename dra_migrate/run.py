@@ -266,7 +266,9 @@ def _lint(cfg: RunConfig, result: RunResult) -> None:
     if not objects:
         return
     try:
-        result.diagnostics.extend(lint_objects(objects, _rules(cfg), cfg.options.target_version))
+        rules, _problem = load_rules(cfg.rule_dirs)  # cached; a problem was reported when the run started
+        if rules is not None:
+            result.diagnostics.extend(lint_objects(objects, rules, cfg.options.target_version))
     except Exception as exc:  # noqa: BLE001 - a lint bug must not cost the user the migration
         result.diagnostics.append(make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>")))
 

@@ -46,6 +46,8 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         if c.role is ContainerRole.SIDECAR:
             tl.diag("DRA206", f"sidecar {c.name!r} keeps its own {count} GPU(s) (request {name!r})", 0, c)
     app_requests = [by_container[c.path] for c in containers if c.role is ContainerRole.APP and c.path in by_container]
+    init_req: Request | None = None
+    own_request: list[Container] = []
     for c in [c for c in containers if c.role is ContainerRole.INIT]:
         count = sum(d.count for d in c.demands if own(d.resource))
         if count == 0:
@@ -61,16 +63,25 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             else:
                 tl.diag("DRA204", f"init container {c.name!r} reuses the GPU(s) of request {req.name!r}", 0, c)
             continue
-        name = unique(dns_label(c.name), taken)
-        taken.add(name)
-        tl.requests.append(Request(name, DeviceChoice(GPU_CLASS, count)))
-        tl.container_refs.setdefault(c.path, []).append(name)
+        # Init containers run one after another, so those no app request fits share one request, sized for
+        # the largest of them.
+        if init_req is None or init_req.choice is None:
+            name = unique(dns_label(c.name), taken)
+            taken.add(name)
+            init_req = Request(name, DeviceChoice(GPU_CLASS, count))
+            tl.requests.append(init_req)
+        else:
+            init_req.choice.count = max(init_req.choice.count, count)
+        tl.container_refs.setdefault(c.path, []).append(init_req.name)
+        own_request.append(c)
+    if init_req is not None and init_req.choice is not None:
         before = _device_plugin_demand(containers)
         after = sum(r.choice.count for r in tl.requests if r.choice)
         if after > before:
-            tl.diag("DRA205", f"init container {c.name!r} needs {count} GPU(s) and no app container request has as "
-                    f"many: it gets its own request {name!r}; the pod now holds {after} GPU(s) for its lifetime "
-                    f"instead of {before}", 0, c)
+            names = ", ".join(repr(c.name) for c in own_request)
+            tl.diag("DRA205", f"init container(s) {names} need up to {init_req.choice.count} GPU(s) and no app "
+                    f"container request has as many: they share their own request {init_req.name!r}; the pod now "
+                    f"holds {after} GPU(s) for its lifetime instead of {before}", 0, own_request[0])
     for c in containers:
         for d in c.demands:
             if d.count == 0:
