@@ -32,11 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.generate import GEN_VERSION, generate  # noqa: E402
+from benchmarks.generate import GEN_VERSION  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out"
 BASELINES = ROOT / "benchmarks" / "baselines.py"
 PAGE = os.sysconf("SC_PAGE_SIZE")
+# Linux charges a fork+exec'd child's ru_maxrss with the RSS its parent had at fork time, so wait4() on a
+# child of this runner over-reports. GNU time is a small C process whose children report their own peak.
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
+MAXRSS_SOURCE = "GNU time %M" if GNU_TIME else "wait4 ru_maxrss (inflated by the runner's RSS at fork)"
 OK_TOOL_CODES = {0, 1, 2}  # 0 nothing to change, 1 changes, 2 some input errors (Helm templates are expected)
 
 
@@ -47,7 +51,7 @@ OK_TOOL_CODES = {0, 1, 2}  # 0 nothing to change, 1 changes, 2 some input errors
 class Sample:
     wall_s: float
     rc: int
-    maxrss_mb: float  # wait4: largest process of the child's tree
+    maxrss_mb: float  # peak RSS of the largest single process of the child's tree (see MAXRSS_SOURCE)
     tree_rss_mb: float  # sampled sum over the live tree; 0 when the child was too quick to sample
     stdout: str = ""
     stderr_tail: str = ""
@@ -80,7 +84,13 @@ def _tree_rss(pid: int) -> int:
 def measure(
     cmd: list[str], env: dict[str, str] | None = None, sample_tree: bool = True, cwd: Path | None = None
 ) -> Sample:
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile() as rss,
+    ):
+        if GNU_TIME:
+            cmd = [GNU_TIME, "-f", "%M", "-o", rss.name, *cmd]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         peak = 0
@@ -103,10 +113,14 @@ def measure(
         out.seek(0)
         err.seek(0)
         stderr = err.read().decode(errors="replace")
+        maxrss_kb = ru.ru_maxrss
+        if GNU_TIME:  # "%M" is the last line; GNU time puts "Command exited with non-zero status N" above it
+            words = rss.read().decode(errors="replace").split()
+            maxrss_kb = int(words[-1]) if words and words[-1].isdigit() else 0
         return Sample(
             wall_s=wall,
             rc=proc.returncode,
-            maxrss_mb=ru.ru_maxrss / 1024,
+            maxrss_mb=maxrss_kb / 1024,
             tree_rss_mb=peak / 2**20,
             stdout=out.read().decode(errors="replace")[-2000:],
             stderr_tail=stderr[-600:],
@@ -186,11 +200,15 @@ def ensure_repo(size: int, gpu_fraction: float, seed: int) -> Repo:
     shutil.rmtree(path, ignore_errors=True)
     t0 = time.perf_counter()
     print(f"generating {name} ...", end=" ", flush=True)
-    s, _ = generate(path, size, gpu_fraction, seed, index=index_path)
-    print(
-        f"{s.total_bytes / 1e6:.1f} MB, {s.gpu_files} GPU files, {time.perf_counter() - t0:.0f}s", flush=True
-    )
-    return Repo(size, path, json.loads(index_path.read_text()))
+    # In a child process, so the runner (whose memory every measured child inherits at fork) stays small.
+    gen = [sys.executable, str(ROOT / "benchmarks" / "generate.py"), str(path), "--files", str(size)]
+    gen += ["--gpu-fraction", str(gpu_fraction), "--seed", str(seed), "--index", str(index_path)]
+    subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
+    os.sync()  # flush the new tree now, not as background writeback during the first timed runs
+    index = json.loads(index_path.read_text())
+    s = index["summary"]
+    print(f"{s['total_bytes'] / 1e6:.1f} MB, {s['gpu_files']} GPU files, {time.perf_counter() - t0:.0f}s")
+    return Repo(size, path, index)
 
 
 def tool_command(spec: str) -> list[str]:
@@ -453,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tool: {shlex.join(tool.cmd)} (from {tool.cwd}): {tool.error or 'ok'}; --jobs {jobs}")
 
     repos = {s: ensure_repo(s, a.gpu_fraction, a.seed) for s in sizes}
+    load_before = os.getloadavg()
+    if load_before[0] > (os.cpu_count() or 1):
+        print(f"warning: load average {load_before[0]:.1f} on {os.cpu_count()} CPUs: timings will be noisy")
     per_size: dict[int, dict[str, Row]] = {}
     for size in sizes:
         rr = repos[size] if size <= a.ruamel_cap else ensure_repo(a.ruamel_cap, a.gpu_fraction, a.seed)
@@ -461,8 +482,11 @@ def main(argv: list[str] | None = None) -> int:
     cks = checks(per_size, pre)
     print_tables(per_size, pre, cks)
 
+    load_after = os.getloadavg()
     result = {
         "recorded": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "maxrss_source": MAXRSS_SOURCE,
+        "load_average": {"before": load_before, "after": load_after},
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -488,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     a.json.parent.mkdir(parents=True, exist_ok=True)
     a.json.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"\nJSON summary: {a.json}")
+    print(f"\nload average before/after: {load_before[0]:.1f} / {load_after[0]:.1f}; JSON summary: {a.json}")
     return 0
 
 
