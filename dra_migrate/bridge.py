@@ -316,7 +316,7 @@ def run_bridge(cfg: RunConfig, result: RunResult) -> list[BridgeVerdict]:
         if opts.validate:
             problems.extend(prewrite.validate_new_object(obj, opts.target_version, loc))
         for expr in prewrite.cel_expressions(obj):
-            found = prewrite.check_selector(expr)
+            found = prewrite.check_selector("", expr)
             if found:
                 problems.append(make(found[0], found[1], loc, f"DeviceClass/{obj['metadata']['name']}"))
     if verdicts and not classes:  # nothing emitted, but the workloads still rely on the feature

@@ -161,6 +161,10 @@ _ALL: list[Code] = [
          "A runtime error (for example a missing attribute) aborts scheduling of the pod in Kubernetes. Every "
          "selector is evaluated against the NVIDIA driver's device shapes before it is written; the file is "
          "left untouched."),
+    Code("DRA314", W, "shared-suffix-dropped", "A -SHARED product label only marked time-sliced nodes.",
+         "GPU Feature Discovery appends -SHARED to nvidia.com/gpu.product on nodes where the device plugin "
+         "time-slices the GPUs. The claim selects the GPU model on any node; whether the GPU is shared is "
+         "configured per claim (GpuConfig), not by the node the pod lands on."),
     # --- DRA4xx: kinds and CRDs --------------------------------------------------------------
     Code("DRA401", W, "uncovered-kind", "A GPU request in a kind no rule covers.",
          "The object holds nvidia.com GPU resources but no kind rule says where its pod templates live, so it "

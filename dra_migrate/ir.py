@@ -73,6 +73,8 @@ class PodTemplate:
     line: int = 0
     present_keys: list[str] = field(default_factory=list)  # keys of the PodSpec mapping
     annotations: dict[str, str] = field(default_factory=dict)  # the pod template's metadata.annotations
+    node_selector_line: int = 0  # line of the `nodeSelector` key (0: absent)
+    affinity_line: int = 0  # line of the `affinity` key (0: absent)
 
     @property
     def gpu_containers(self) -> list[Container]:

@@ -78,10 +78,13 @@ def check_selector(device_class: str, expression: str) -> tuple[str, str] | None
         selector = compile_selector(expression)
     except CelCompileError as exc:
         return "DRA312", f"CEL selector does not compile: {exc.message}: {expression}"
-    known = default_device_classes().get(device_class)
-    if known is None:
-        return None  # a class we do not know the devices of: compiled is all we can say
-    class_selectors = [compile_selector(e) for e in known.selectors]
+    if device_class:  # "" = a DeviceClass's own selector, evaluated on every device
+        known = default_device_classes().get(device_class)
+        if known is None:
+            return None  # a class we do not know the devices of: compiled is all we can say
+        class_selectors = [compile_selector(e) for e in known.selectors]
+    else:
+        class_selectors = []
     matched = 0
     for device in load_nvidia_devices():
         try:

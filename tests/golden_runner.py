@@ -42,6 +42,7 @@ def run_case(
             strategy=str(args.get("strategy", "rewrite")),
             bridge_emit_gpu_class=bool(args.get("bridge_emit_gpu_class", False)),
             extra=extra,
+            move_cloud_labels=bool(args.get("move_cloud_labels", False)),
         )
         cfg = RunConfig(
             inputs,

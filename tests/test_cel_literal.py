@@ -1,7 +1,13 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dra_migrate.cel import DeviceView, compile_selector, regex_literal_escape, string_literal
+from dra_migrate.cel import (
+    DeviceView,
+    compile_selector,
+    regex_literal_escape,
+    single_quoted_literal,
+    string_literal,
+)
 
 DEV = DeviceView(driver="gpu.nvidia.com", attributes={"gpu.nvidia.com": {"productName": "x"}})
 
@@ -29,3 +35,17 @@ def test_examples() -> None:
     assert string_literal('a"b\\c\n') == '"a\\"b\\\\c\\n"'
     assert regex_literal_escape("NVIDIA A100-SXM4-40GB (x)") == "NVIDIA A100-SXM4-40GB \\(x\\)"
     assert compile_selector(string_literal("é€😀") + " == 'é€😀'").evaluate(DEV) is True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text())
+def test_single_quoted_literal_round_trips(value: str) -> None:
+    lit = single_quoted_literal(value)
+    assert lit.isascii() and lit.isprintable() and lit.startswith("'")
+    same = f"{lit} == {string_literal(value)} && size({lit}) == {len(value)}"
+    assert compile_selector(same).evaluate(DEV) is True
+
+
+def test_single_quoted_examples() -> None:
+    assert single_quoted_literal("it's a\\b") == "'it\\'s a\\\\b'"
+    assert single_quoted_literal("ü😀") == "'\\u00fc\\U0001f600'"

@@ -33,7 +33,7 @@ def test_strategy_per_workload_on_136(tmp_path: Path) -> None:
     ]
     assert by["Job/ml/h100-only"]["strategy"] == "rewrite"
     assert "nvidia.com/gpu.product" in " ".join(by["Job/ml/h100-only"]["why"])
-    assert by["Pod/research/shared"]["strategy"] == "leave"
+    assert by["Pod/research/shared"]["strategy"] == "rewrite"  # the sharing pass translates gpu.shared
     assert any("gpuResourcesEnabledOverride=true" in r for r in by["Job/ml/h100-only"]["risks"])
 
 

@@ -535,8 +535,9 @@ def test_karpenter_labels() -> None:
     assert res.node_selector == {"karpenter.k8s.aws/instance-gpu-count": "1"}
     assert res.selectors == [
         f"{A}.productName.matches('(^| )A10G$')",
-        f"{MEM} && {C}.memory.compareTo(quantity('23040Mi')) >= 0 && {C}.memory.compareTo(quantity('24576Mi')) <= 0",  # noqa: E501
+        f"{MEM} && {C}.memory.compareTo(quantity('21504Mi')) >= 0 && {C}.memory.compareTo(quantity('24576Mi')) <= 0",  # noqa: E501
     ]
+    # (a real A10G reports 23028 MiB for the catalogue's 24576, more than 1/16 less: the range must admit it)
     assert "DRA307" in codes(res)  # nominal memory is approximate
     manufacturer = [d for d in res.decisions if d.label.endswith("manufacturer")][0]
     assert manufacturer.action == "moved" and "no selector" in manufacturer.detail

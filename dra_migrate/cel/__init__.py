@@ -3,7 +3,7 @@
 from dra_migrate.cel.compiler import CompiledSelector, compile_selector
 from dra_migrate.cel.device import DeviceView, device_from_slice
 from dra_migrate.cel.errors import CelCompileError, CelEvalError
-from dra_migrate.cel.literal import regex_literal_escape, string_literal
+from dra_migrate.cel.literal import regex_literal_escape, single_quoted_literal, string_literal
 from dra_migrate.cel.quantity import Quantity, QuantityError, parse_quantity
 from dra_migrate.cel.semver import Semver, SemverError, parse_semver
 
@@ -21,5 +21,6 @@ __all__ = [
     "parse_quantity",
     "parse_semver",
     "regex_literal_escape",
+    "single_quoted_literal",
     "string_literal",
 ]

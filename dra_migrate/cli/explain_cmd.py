@@ -52,6 +52,15 @@ def explain_json(fr: FileResult) -> dict[str, Any]:
         "file": fr.path,
         "workloads": [dataclasses.asdict(w) | {"diagnostics": [d.to_json() for d in w.diagnostics]} for w in fr.workloads],
         "decisions": [d.to_json() for d in fr.diagnostics],
+        "selection": [
+            {
+                "workload": tl.workload.ref,
+                "podTemplate": ".".join(map(str, tl.template.path)),
+                "decisions": tl.decisions,
+            }
+            for tl in fr.lowered
+            if tl.decisions
+        ],
         "wouldChange": fr.changed,
     }
 
@@ -70,6 +79,10 @@ def explain_text(fr: FileResult) -> str:
                 lines.append("      existing claims: " + ", ".join(c.name for c in pt.pod_claims))
             if pt.node_selector:
                 lines.append("      nodeSelector: " + ", ".join(f"{k}={v}" for k, v in pt.node_selector.items()))
+            decisions = [d for tl in fr.lowered if tl.template is pt for d in tl.decisions]
+            if decisions:
+                lines.append("      GPU selection:")
+                lines.extend(f"        {d}" for d in decisions)
     lines.append("  decisions:")
     for d in fr.diagnostics:
         lines.append(f"    {d.render()}")

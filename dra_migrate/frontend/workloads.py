@@ -204,6 +204,8 @@ def _pod_template(src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPa
     node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
     affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else None
     line, _ = key_line(root, path)
+    ns_line = key_line(root, (*path, "nodeSelector"))[0] if "nodeSelector" in spec else 0
+    affinity_line = key_line(root, (*path, "affinity"))[0] if "affinity" in spec else 0
     return PodTemplate(
         path,
         containers,
@@ -213,6 +215,8 @@ def _pod_template(src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPa
         affinity,
         line,
         [str(k) for k in spec],
+        node_selector_line=ns_line,
+        affinity_line=affinity_line,
     )
 
 

@@ -61,7 +61,8 @@ TRUE = Pred()
 class Context:
     device_class: str
     tables: dict[str, dict[str, Any]]
-    notes: list[str] = field(default_factory=list)  # approximations worth a diagnostic
+    # (code, message): approximations (DRA307) and dropped device-plugin meaning (DRA314) worth a diagnostic
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def mig(self) -> bool:
@@ -95,10 +96,60 @@ def any_of(preds: Sequence[Pred]) -> Pred:
     for p in preds:
         rest = Pred(tuple(g for g in p.guards if g not in common), p.conds)
         alts.append(rest.render())
-    alts = list(dict.fromkeys(alts))
+    flat: list[str] = []
+    for a in alts:
+        ops = _top_level_ops(a)
+        if "||" in ops and "&&" not in ops:
+            flat.extend(_split_top(a, " || "))
+        elif ops == set() and a.startswith("(") and a.endswith(")") and "||" in _top_level_ops(a[1:-1]) \
+                and "&&" not in _top_level_ops(a[1:-1]):
+            flat.extend(_split_top(a[1:-1], " || "))  # an OR group inside an OR: no extra parentheses
+        else:
+            flat.append(a)
+    alts = list(dict.fromkeys(flat))
     if len(alts) == 1:
         return Pred(common, (alts[0],))
-    return Pred(common, ("(" + " || ".join(f"({a})" if "&&" in a else a for a in alts) + ")",))
+    wrapped = [f"({a})" if "&&" in _top_level_ops(a) else a for a in alts]
+    return Pred(common, ("(" + " || ".join(wrapped) + ")",))
+
+
+def _scan(expr: str) -> list[tuple[int, int]]:
+    """(index, parenthesis depth) of every character outside string literals."""
+    out: list[tuple[int, int]] = []
+    depth, quote, i = 0, "", 0
+    while i < len(expr):
+        ch = expr[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        else:
+            out.append((i, depth))
+        i += 1
+    return out
+
+
+def _top_level_ops(expr: str) -> set[str]:
+    """Boolean operators of `expr` outside parentheses and string literals."""
+    return {expr[i : i + 2] for i, d in _scan(expr) if d == 0 and expr[i : i + 2] in ("&&", "||")}
+
+
+def _split_top(expr: str, sep: str) -> list[str]:
+    cuts = [i for i, d in _scan(expr) if d == 0 and expr.startswith(sep, i)]
+    parts, start = [], 0
+    for c in cuts:
+        parts.append(expr[start:c])
+        start = c + len(sep)
+    parts.append(expr[start:])
+    return parts
 
 
 def all_of(preds: Sequence[Pred]) -> Pred:
@@ -143,7 +194,12 @@ def _profile_pred(profile: str) -> Pred:
 
 
 def v_product(rule: LabelRule, value: str, ctx: Context) -> Pred:
-    label = value[: -len("-SHARED")] if value.endswith("-SHARED") else value
+    label = value
+    if value.endswith("-SHARED"):
+        label = value[: -len("-SHARED")]
+        ctx.notes.append(("DRA314", f"{rule.key}={value}: the -SHARED suffix only marked nodes whose GPUs "
+                          "the device plugin time-sliced; the claim selects the model on any node, and "
+                          "sharing is configured per claim"))
     profile = ""
     m = _MIG_SUFFIX.match(label)
     if m:
@@ -173,15 +229,17 @@ def v_mib(rule: LabelRule, value: str, ctx: Context) -> Pred:
 
 
 def _nominal_low(n: int) -> int:
-    # Cards report up to 1/16 less than the catalogue size (T4: 15360 MiB for a nominal 16384).
-    return n * 15 // 16
+    # Cards report up to 1/16 less than the catalogue size (T4: 15360 MiB for 16384), some a little more than
+    # that (A10G: 23028 MiB for 24576, L40S: 46068 MiB for 49152), so allow 1/8.
+    return n * 7 // 8
 
 
 def v_nominal_mib(rule: LabelRule, value: str, ctx: Context) -> Pred:
     if not _NONNEG.match(value.strip()):
         raise Untranslatable(f"memory value {value!r} is not a whole number of MiB")
     n = int(value)
-    ctx.notes.append(f"{rule.key}: catalogue memory {n} MiB matched as the range {_nominal_low(n)}..{n} MiB")
+    ctx.notes.append(
+        ("DRA307", f"{rule.key}: catalogue memory {n} MiB matched as the range {_nominal_low(n)}..{n} MiB"))
     return Pred(cap_guard(rule.name), (
         f"{cap(rule.name)}.compareTo({_mib(_nominal_low(n))}) >= 0",
         f"{cap(rule.name)}.compareTo({_mib(n)}) <= 0",
@@ -249,7 +307,7 @@ def _compare(rule: LabelRule, op: str, n: int, ctx: Context) -> Pred:
         # floor(bytes/Mi) > n  ⟺  bytes >= (n+1) Mi ;  floor(bytes/Mi) < n  ⟺  bytes < n Mi
         bound, cmp = (n + 1, ">= 0") if op == "Gt" else (n, "< 0")
     elif rule.transform == "nominal-mib":
-        ctx.notes.append(f"{rule.key}: catalogue memory compared with a 1/16 tolerance")
+        ctx.notes.append(("DRA307", f"{rule.key}: catalogue memory compared with a 1/8 tolerance"))
         bound, cmp = (_nominal_low(n + 1), ">= 0") if op == "Gt" else (_nominal_low(n), "< 0")
     elif rule.transform == "integer-quantity":
         q = f"quantity({cel_string(str(n))})"

@@ -28,6 +28,8 @@ from dra_migrate.selection.transforms import (
 )
 
 MAX_SUBREQUESTS = 8  # firstAvailable limit (dra-api.md §2.2)
+NODE_SELECTOR = "nodeSelector"
+AFFINITY = "affinity"
 VERSION_TRANSFORMS = ("version-part", "version-full")
 
 
@@ -58,6 +60,8 @@ class SelectionResult:
     preferred: list[dict[str, Any]] | None  # None: remove the preferred block
     decisions: list[Decision] = field(default_factory=list)
     diagnostics: list[tuple[str, str]] = field(default_factory=list)
+    # per diagnostic: NODE_SELECTOR or AFFINITY, the part of the pod spec it is about (for file:line)
+    origins: list[str] = field(default_factory=list)
     changed: bool = False
 
 
@@ -90,7 +94,7 @@ class _Conj:
     preds: list[Pred] = field(default_factory=list)
     removed: set[int] = field(default_factory=set)  # indexes of requirements that leave the node side
     records: list[_Record] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def pred(self) -> Pred:
@@ -167,6 +171,10 @@ class _Translator:
             out.records.append(_Record(r, "moved", detail))
 
 
+def _origin(rec: _Record) -> str:
+    return NODE_SELECTOR if rec.req.where == "nodeSelector" else AFFINITY
+
+
 def _expr_req(expr: dict[str, Any], where: str) -> _Req:
     values = expr.get("values") or []
     return _Req(str(expr.get("key", "")), str(expr.get("operator", "")), [str(v) for v in values], where)
@@ -199,8 +207,8 @@ def translate_selection(
     rules = rules or load_label_rules()
     tr = _Translator(rules, inp.device_class, move_cloud_labels)
     records: list[_Record] = []
-    diags: list[tuple[str, str]] = []
-    notes: list[str] = []
+    diags: list[tuple[str, str]] = []  # all about node affinity
+    notes: list[tuple[str, str]] = []
     selectors: list[str] = []
 
     # nodeSelector: one conjunction.
@@ -208,7 +216,7 @@ def translate_selection(
     ns_reqs = [_Req(k, "In", [str(v)], "nodeSelector") for k, v in ns_items]
     ns = tr.conj(ns_reqs)
     records += ns.records
-    notes += ns.notes
+    ns_notes = list(ns.notes)
     selectors += [p.render() for p in ns.preds]
     node_selector = {k: v for i, (k, v) in enumerate(ns_items) if i not in ns.removed}
 
@@ -233,14 +241,18 @@ def translate_selection(
         diags.append(("DRA305", f"Preferred GPU labels became {len(alternatives)} firstAvailable subrequests "
                       "(highest weight first, any GPU last)."))
 
+    # (code, message, origin): origin says which part of the pod spec a diagnostic is about
+    tagged = [(c, m, AFFINITY) for c, m in diags]
     for rec in records:
         if rec.code:
-            diags.append((rec.code, rec.detail))
-    for note in notes:
-        diags.append(("DRA307", note))
+            tagged.append((rec.code, rec.detail, _origin(rec)))
+    tagged += [(c, m, NODE_SELECTOR) for c, m in ns_notes] + [(c, m, AFFINITY) for c, m in notes]
     moved = [rec for rec in records if rec.action == "moved"]
     if moved:
-        diags.insert(0, ("DRA301", "Moved into the claim: " + ", ".join(r.req.text() for r in moved) + "."))
+        texts = dict.fromkeys(r.req.text() for r in moved)  # ORed terms may repeat one requirement
+        origin = NODE_SELECTOR if any(_origin(r) == NODE_SELECTOR for r in moved) else AFFINITY
+        tagged.insert(0, ("DRA301", "Moved into the claim: " + ", ".join(texts) + ".", origin))
+    tagged = list(dict.fromkeys(tagged))
 
     changed = (
         bool(selectors) or alternatives is not None or node_selector != dict(inp.node_selector)
@@ -253,14 +265,15 @@ def translate_selection(
         required_terms=required,
         preferred=preferred,
         decisions=[Decision(r.req.key, r.action, r.detail) for r in records],
-        diagnostics=list(dict.fromkeys(diags)),
+        diagnostics=[(c, m) for c, m, _o in tagged],
+        origins=[o for _c, _m, o in tagged],
         changed=changed,
     )
 
 
 def _required(
     tr: _Translator, terms: list[dict[str, Any]] | None, records: list[_Record],
-    diags: list[tuple[str, str]], notes: list[str],
+    diags: list[tuple[str, str]], notes: list[tuple[str, str]],
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
     if terms is None:
         return None, []
@@ -315,7 +328,7 @@ def _required(
 
 def _preferred(
     tr: _Translator, entries: list[dict[str, Any]] | None, records: list[_Record],
-    diags: list[tuple[str, str]], notes: list[str],
+    diags: list[tuple[str, str]], notes: list[tuple[str, str]],
 ) -> tuple[list[dict[str, Any]] | None, list[list[str]]]:
     if entries is None:
         return None, []

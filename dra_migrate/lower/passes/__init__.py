@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.passes import (
+    already_dra,
     gpu_requests,
     mig,
     other_schemes,
@@ -24,6 +25,7 @@ from dra_migrate.lower.passes import (
 Pass = Callable[[TemplateLowering, RunContext], None]
 
 PASSES: list[tuple[str, Pass]] = [
+    ("already-dra", already_dra.run),  # a DeviceClass in the repo already maps the resource to DRA
     ("other-schemes", other_schemes.run),  # HAMi / Volcano / KAI: detect and leave untouched
     ("sharing", sharing.run),  # time-slicing / MPS: shared claim or exclusive
     ("mig", mig.run),  # MIG slices (mixed and single strategy)

@@ -17,15 +17,6 @@ GPU_CLASS = "gpu.nvidia.com"
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
     containers = tl.template.gpu_containers
-    backed = ctx.options.extended_resource_classes
-    served = sorted({d.resource for c in containers for d in c.demands if d.resource in backed})
-    if served:
-        # A DeviceClass in the repo maps these names to DRA (KEP-5004): the scheduler already allocates them
-        # through DRA, and a rewrite would only duplicate that. The whole pod template stays as it is.
-        tl.diag("DRA614", "already served by DRA: " + ", ".join(f"{r} by DeviceClass {backed[r]!r}" for r in served)
-                + "; the pod template is left as is")
-        tl.skip = True
-        return
     for c in containers:
         for d in c.demands:
             rc = classify(d.resource)

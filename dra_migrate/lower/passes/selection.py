@@ -7,12 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from dra_migrate.ir import DocPath
-from dra_migrate.lower.backends import DeviceChoice
+from dra_migrate.lower.backends import DeviceChoice, Request
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.plan import DeleteItem, DeleteKey, Op, ReplaceValue
+from dra_migrate.selection.translate import AFFINITY, NODE_SELECTOR
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+GPU_CLASS = "gpu.nvidia.com"
 
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
@@ -29,7 +31,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     from dra_migrate.selection import SelectionInput, translate_selection
 
     allow_alternatives = _first_available_allowed(ctx)
-    classes = sorted({r.choice.device_class for r in tl.requests if r.choice}, key=lambda c: c != "gpu.nvidia.com")
+    classes = sorted({r.choice.device_class for r in tl.requests if r.choice}, key=lambda c: c != GPU_CLASS)
     primary = None
     for device_class in classes:
         inp = SelectionInput(
@@ -42,24 +44,40 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         if primary is None:
             primary = result
         for req in tl.requests:
-            if req.choice is None or req.choice.device_class != device_class:
-                continue
-            req.choice.selectors = [*req.choice.selectors, *result.selectors]
-            if result.alternatives:
-                base = req.choice
-                req.alternatives = [
-                    (name, DeviceChoice(base.device_class, base.count, [*base.selectors[: len(base.selectors) - len(result.selectors)], *alt]))
-                    for name, alt in zip(_subrequest_names(len(result.alternatives)), result.alternatives, strict=True)
-                ]
+            if req.choice is not None and req.choice.device_class == device_class:
+                _apply(req, result.selectors, result.alternatives)
     assert primary is not None
-    for code, message in primary.diagnostics:
-        tl.diag(code, message, pt.line)
-    for d in primary.decisions:
-        tl.decisions.append(f"{d.label}: {d.action}: {d.detail}")
+    lines = {NODE_SELECTOR: pt.node_selector_line, AFFINITY: pt.affinity_line}
+    for (code, message), origin in zip(primary.diagnostics, primary.origins, strict=True):
+        tl.diag(code, message, lines.get(origin) or pt.line)
+    # explain output: every label decision (the detail names the label), then what each request selects
+    tl.decisions.extend(f"{d.action}: {d.detail}" for d in primary.decisions)
+    for req in tl.requests:
+        if req.choice is not None and not req.alternatives:
+            tl.decisions.extend(f"request {req.name} selector: {e}" for e in req.choice.selectors)
+        for name, alt in req.alternatives:
+            tl.decisions.extend(f"request {req.name}/{name} selector: {e}" for e in alt.selectors)
+            if not alt.selectors:
+                tl.decisions.append(f"request {req.name}/{name}: any device of the class")
     if isinstance(preferred, list) and preferred and not allow_alternatives:
-        tl.diag("DRA311", f"preferred node affinity on GPU labels is kept: target {ctx.options.target_version} has no "
-                "firstAvailable (DRAPrioritizedList) enabled", pt.line)
-    tl.ops.extend(_node_side_ops(tl, primary, node_affinity, terms, preferred if allow_alternatives else None))
+        target = ctx.options.target_version
+        tl.diag("DRA311", f"preferred node affinity on GPU labels is kept: target {target} has no "
+                "firstAvailable (DRAPrioritizedList) enabled", pt.affinity_line or pt.line)
+    kept_preferred = preferred if allow_alternatives else None
+    tl.ops.extend(_node_side_ops(tl, primary, node_affinity, terms, kept_preferred))
+
+
+def _apply(req: Request, selectors: list[str], alternatives: list[list[str]] | None) -> None:
+    assert req.choice is not None
+    own = list(req.choice.selectors)  # selectors earlier passes put on the request
+    req.choice.selectors = [*own, *selectors]
+    if alternatives:
+        base = req.choice
+        names = _subrequest_names(len(alternatives))
+        req.alternatives = [
+            (name, DeviceChoice(base.device_class, base.count, [*own, *alt]))
+            for name, alt in zip(names, alternatives, strict=True)
+        ]
 
 
 def _subrequest_names(n: int) -> list[str]:
@@ -91,7 +109,9 @@ def _node_side_ops(
     na_path: DocPath = (*base, "affinity", "nodeAffinity")
     drop_required = isinstance(terms, list) and result.required_terms is None
     drop_preferred = isinstance(preferred, list) and result.preferred is None
-    kept_blocks = [k for k in node_affinity if not ((k == REQUIRED and drop_required) or (k == PREFERRED and drop_preferred))]
+    dropped = {REQUIRED} if drop_required else set()
+    dropped |= {PREFERRED} if drop_preferred else set()
+    kept_blocks = [k for k in node_affinity if k not in dropped]
     if (drop_required or drop_preferred) and not kept_blocks:
         affinity = pt.affinity or {}
         if len(affinity) == 1:
@@ -102,7 +122,8 @@ def _node_side_ops(
     if drop_required:
         ops.append(DeleteKey((*na_path, REQUIRED)))
     elif isinstance(terms, list) and result.required_terms != terms:
-        ops.extend(_list_edit((*na_path, REQUIRED, "nodeSelectorTerms"), terms, result.required_terms, "matchExpressions"))
+        terms_path: DocPath = (*na_path, REQUIRED, "nodeSelectorTerms")
+        ops.extend(_list_edit(terms_path, terms, result.required_terms, "matchExpressions"))
     if drop_preferred:
         ops.append(DeleteKey((*na_path, PREFERRED)))
     elif isinstance(preferred, list) and result.preferred is not None and result.preferred != preferred:
@@ -111,24 +132,37 @@ def _node_side_ops(
 
 
 def _list_edit(path: DocPath, before: list[Any], after: list[Any], inner: str) -> list[Op]:
-    """Smallest edit from `before` to `after` terms: delete expressions in place where the terms keep their
-    shape; otherwise replace the list."""
-    if len(before) == len(after) and all(isinstance(b, dict) and isinstance(a, dict) for b, a in zip(before, after, strict=True)):
-        ops: list[Op] = []
-        for i, (b, a) in enumerate(zip(before, after, strict=True)):
-            if b == a:
-                continue
-            sub = _subsequence_deletions(b.get(inner) or [], a.get(inner) or [])
-            if sub is None or {k: v for k, v in b.items() if k != inner} != {k: v for k, v in a.items() if k != inner}:
-                return [ReplaceValue(path, after)]
-            if not a.get(inner):
-                if len(b) == 1:
-                    return [ReplaceValue(path, after)]
-                ops.append(DeleteKey((*path, i, inner)))
-            else:
-                ops.extend(DeleteItem((*path, i, inner, j)) for j in sub)
-        return ops
-    return [ReplaceValue(path, after)]
+    """Smallest edit from `before` to `after` terms. Each kept term must be a before-term with some `inner`
+    expressions deleted (same other keys), in order; terms with no counterpart are deleted whole. Anything
+    else replaces the list."""
+    ops: list[Op] = []
+    j = 0
+    for i, b in enumerate(before):
+        a = after[j] if j < len(after) else None
+        edit = _term_edit((*path, i), b, a, inner) if isinstance(a, dict) and isinstance(b, dict) else None
+        if edit is not None:
+            ops.extend(edit)
+            j += 1
+        else:
+            ops.append(DeleteItem((*path, i)))
+    if j != len(after) or not after:
+        return [ReplaceValue(path, after)]
+    return ops
+
+
+def _term_edit(path: DocPath, before: dict[str, Any], after: dict[str, Any], inner: str) -> list[Op] | None:
+    """Deletions turning term `before` into `after`, or None when `after` is not derived from it."""
+    if before == after:
+        return []
+    if {k: v for k, v in before.items() if k != inner} != {k: v for k, v in after.items() if k != inner}:
+        return None
+    sub = _subsequence_deletions(before.get(inner) or [], after.get(inner) or [])
+    if sub is None:
+        return None
+    if not after.get(inner):
+        # the term keeps other keys (matchFields); an empty term would match nothing
+        return [DeleteKey((*path, inner))] if len(before) > 1 else None
+    return [DeleteItem((*path, inner, j)) for j in sub]
 
 
 def _preferred_edit(path: DocPath, before: list[Any], after: list[Any]) -> list[Op]:
