@@ -7,8 +7,12 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
+
+if TYPE_CHECKING:
+    from dra_migrate.integrations.ignore import GitIgnore
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__", ".terraform"}
@@ -31,35 +35,12 @@ def discover(
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
-            root = p.resolve()
             ignore = None
             if gitignore:
                 from dra_migrate.integrations.ignore import GitIgnore
 
                 ignore = GitIgnore(p)
-            for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
-                dirnames[:] = sorted(
-                    d for d in dirnames
-                    if d not in SKIP_DIRS and not _excluded(Path(dirpath, d), excludes)
-                    and not (ignore and ignore.ignored(Path(dirpath, d), is_dir=True))
-                )
-                for name in sorted(filenames):
-                    fp = Path(dirpath, name)
-                    if not name.endswith(EXTENSIONS) or _excluded(fp, excludes):
-                        continue
-                    if ignore and ignore.ignored(fp):
-                        continue
-                    if fp.is_symlink():
-                        target = fp.resolve()
-                        if not target.is_relative_to(root):
-                            _note(diagnostics, "DRA110", f"symbolic link to {target} leaves the tree; not followed", fp)
-                        else:
-                            # the target is in the tree and is migrated under its own path; rewriting the link
-                            # too would process the file twice or replace the link by a copy
-                            _note(diagnostics, "DRA115", f"symbolic link to {target}: the target is migrated "
-                                  "under its own path, the link is kept", fp)
-                        continue
-                    yield Found(fp, str(fp), p)
+            yield from _walk(os.fspath(p), p, p.resolve(), excludes, ignore, diagnostics)
         elif p.is_symlink():
             # a link named on the command line is written through, but only within the directory it sits in
             target = p.resolve()
@@ -76,6 +57,58 @@ def discover(
 def _note(diagnostics: list[Diagnostic] | None, code: str, message: str, path: Path) -> None:
     if diagnostics is not None:
         diagnostics.append(make(code, message, Location(str(path))))
+
+
+def _walk(
+    top: str, arg: Path, root: Path, excludes: Sequence[str], ignore: GitIgnore | None,
+    diagnostics: list[Diagnostic] | None,
+) -> Iterator[Found]:
+    # os.walk's order (a directory's files, then its subdirectories, both sorted), from one scandir per
+    # directory: the entries' cached types spare a stat per file on a large tree
+    try:
+        with os.scandir(top) as it:
+            entries = list(it)
+    except OSError:
+        return
+    dirs: list[tuple[str, bool]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            dirs.append((entry.name, entry.is_symlink()))
+        else:
+            files.append(entry)
+    files.sort(key=lambda e: e.name)
+    for entry in files:
+        name = entry.name
+        if not name.endswith(EXTENSIONS):
+            continue
+        fp = Path(top, name)
+        if excludes and _excluded(fp, excludes):
+            continue
+        if ignore and ignore.ignored(fp):
+            continue
+        if entry.is_symlink():
+            target = fp.resolve()
+            if not target.is_relative_to(root):
+                _note(diagnostics, "DRA110", f"symbolic link to {target} leaves the tree; not followed", fp)
+            else:
+                # the target is in the tree and is migrated under its own path; rewriting the link too would
+                # process the file twice or replace the link by a copy
+                _note(diagnostics, "DRA115", f"symbolic link to {target}: the target is migrated under its own "
+                      "path, the link is kept", fp)
+            continue
+        yield Found(fp, str(fp), arg)
+    for name, is_link in sorted(dirs):
+        if name in SKIP_DIRS or is_link:
+            continue
+        dp = Path(top, name)
+        if (excludes and _excluded(dp, excludes)) or (ignore and ignore.ignored(dp, is_dir=True)):
+            continue
+        yield from _walk(os.path.join(top, name), arg, root, excludes, ignore, diagnostics)
 
 
 def _excluded(path: Path, excludes: Sequence[str]) -> bool:

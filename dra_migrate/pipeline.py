@@ -26,6 +26,7 @@ from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
 from dra_migrate.plan import Append, Op, apply_ops, walk
 from dra_migrate.source.compose import ComposeError
+from dra_migrate.source.nodes import Document
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 
 # resource.k8s.io / resourceClaim: already-DRA objects and workloads are read for the scheduling lints.
@@ -53,10 +54,19 @@ class FileResult:
     failed: bool = False  # an input or internal error: the file is left untouched
     # Every object as it is after the run (for the cross-file scheduling lints, dra_migrate.lint).
     objects: list[SeenObject] = field(default_factory=list)
+    was_changed: bool | None = None  # set by release(), once the bytes are gone
 
     @property
     def changed(self) -> bool:
+        if self.was_changed is not None:
+            return self.was_changed
         return self.output is not None and self.output != self.original
+
+    def release(self) -> None:
+        """Drop the file's bytes once written or diffed: a run keeps what reports (and `plan`) need — paths,
+        flags, diagnostics, the IR of GPU workloads — not the repository's text."""
+        self.was_changed = self.changed
+        self.original, self.output = b"", None
 
 
 def might_need_migration(raw: bytes) -> bool:
@@ -231,10 +241,30 @@ def check_output(
     actual = [to_plain(d.root) for d in docs]
     if actual != expected:
         return "DRA901", "self-check failed: " + explain_difference(expected, actual)
-    again = process_source(src.path, text.encode(), RunContext(ctx.options), rules=rules, self_check=False)
-    if again.output is not None and again.output != text.encode():
+    if not _fixed_point(src.path, text, docs, actual, ctx, rules or load_kind_rules()):
         return "DRA903", "migrating the output again would change it again"
     return None
+
+
+def _fixed_point(
+    path: str, text: str, docs: list[Document], plain: list[Any], ctx: RunContext, rules: KindRuleSet
+) -> bool:
+    """A second run on the output would leave it alone: its frontend and lowering ask for no edit and no new
+    object. Reuses the self-check's parse; nothing is validated, patched or rendered (a second run that wanted
+    to change anything is already a failure, whatever it would have written)."""
+    try:
+        src = parse_source(path, text.encode("utf-8"), documents=docs)
+    except SourceError:
+        return True  # the output parsed above; what a second run would refuse it would leave as is
+    fe = build(src, rules, ctx.options, plain=plain)
+    again = RunContext(ctx.options)
+    reserve_existing_templates(fe.documents, again.namer)
+    for pd in fe.documents:
+        for wl in pd.workloads:
+            ops, new_docs, _ = lower_workload(wl, again)
+            if ops or new_docs:
+                return False
+    return True
 
 
 def explain_difference(expected: Any, actual: Any) -> str:

@@ -34,8 +34,10 @@ def validate_changed_object(
     """Schema problems the migration introduced (problems the user's object already had are not ours)."""
     from dra_migrate.validate import check_pod_spec_claims, validate_object
 
-    old = {(i.path, i.message) for i in validate_object(before, target, strict=False, semantic=False)}
-    issues = [i for i in validate_object(after, target, strict=False, semantic=False) if (i.path, i.message) not in old]
+    issues = validate_object(after, target, strict=False, semantic=False)
+    if issues:  # the object before is validated only to tell its own problems apart (most objects are valid)
+        old = {(i.path, i.message) for i in validate_object(before, target, strict=False, semantic=False)}
+        issues = [i for i in issues if (i.path, i.message) not in old]
     rule = rules.lookup(str(after.get("apiVersion", "")), str(after.get("kind", "")))
     if rule is not None:
         for spec_path in rule.pod_specs:

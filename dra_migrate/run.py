@@ -6,19 +6,24 @@ import contextlib
 import difflib
 import json
 import signal
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
-from dra_migrate.discover import discover
+from dra_migrate.discover import Found, discover
 from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
+from dra_migrate.parallel import Processor as _Processor
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
 from dra_migrate.source.reader import DEFAULT_MAX_BYTES, is_helm_template_path
+
+if TYPE_CHECKING:
+    from dra_migrate.emit.writer import TreeWriter
 
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
@@ -36,6 +41,7 @@ class RunConfig:
     sharing_configs: Sequence[Path] = ()  # device plugin configs outside the migrated paths (--sharing-config)
     gitignore: bool = True  # prune what .gitignore ignores from directory walks
     progress: Callable[[int, int, str], None] | None = None  # (index, total, file) before each file
+    jobs: int | None = None  # worker processes; None: one per CPU when there is enough to translate
 
 
 @dataclass(slots=True)
@@ -148,58 +154,83 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
 
     found_all = list(discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore))
     layout = Layout(found_all)
-    for n, found in enumerate(found_all):
-        if cfg.progress is not None:
-            cfg.progress(n, len(found_all), found.display)
-        if interrupt.signum is not None:
-            name = signal.Signals(interrupt.signum).name
-            result.diagnostics.append(make("DRA116", f"interrupted by {name}: stopped before {found.display}; "
-                                           "the files not reached are untouched", Location(found.display)))
-            break
-        result.scanned += 1
-        try:
-            size = found.path.stat().st_size
-            if size > cfg.max_file_size:
-                raw = found.path.read_bytes()[: 1 << 16]
-                if might_need_migration(raw):
-                    result.files.append(FileResult(found.display, b"", None, [make(
-                        "DRA105", f"{size} bytes is over the {cfg.max_file_size}-byte limit (--max-file-size)",
-                        Location(found.display))], failed=True))
-                continue
-            raw = found.path.read_bytes()
-        except OSError as exc:
-            result.diagnostics.append(make("DRA106", f"cannot read: {exc.strerror}", Location(found.display)))
-            continue
-        if not might_need_migration(raw):
-            if cfg.output_dir is not None:
-                _write_output(cfg, result, found.path, found.root, raw)
-            continue
-        intercepted = layout.intercept(found, raw)
-        if intercepted is not None:  # kustomize patches, chart templates: reported, never rewritten
-            result.diagnostics.extend(intercepted)
-            if cfg.output_dir is not None:
-                _write_output(cfg, result, found.path, found.root, raw)
-            continue
-        fr = process_source(
-            found.display, raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None,
-            helm_template=is_helm_template_path(found.path),
-        )
-        layout.refine(found, fr)
-        result.files.append(fr)
-        if fr.new_documents:
-            claims.extend((found.display, d) for d in fr.new_documents)
-        if cfg.mode == "diff" and fr.changed:
-            assert fr.output is not None
-            result.diffs.append(unified_diff(found.display, fr.original, fr.output))
-        if cfg.mode == "write":
-            out = fr.output if fr.changed else raw
-            if cfg.output_dir is not None:
-                _write_output(cfg, result, found.path, found.root, out)
-            elif fr.changed:
-                _write_in_place(result, found.path, found.display, out)
+    pool = _Processor(cfg, rules, ctx)
+    # First pass: read every file once, settle the ones without GPU keys at once (copies to --output-dir) and
+    # hand the others to the processor, which may translate them in worker processes meanwhile. What the
+    # run reports is then gathered in file order, so the outcome does not depend on --jobs.
+    entries: list[tuple[str, Any]] = []
+    try:
+        for n, found in enumerate(found_all):
+            if cfg.progress is not None:
+                cfg.progress(n, len(found_all), found.display)
+            if _interrupted(result, interrupt, found.display):
+                break
+            result.scanned += 1
+            entries.append(_first_pass(cfg, result, layout, pool, found))
+        for kind, value in entries:
+            if kind == "diagnostics":
+                result.diagnostics.extend(value)
+            elif kind == "file":
+                result.files.append(value)
+            elif kind == "process":
+                found, raw, helm = value
+                if _interrupted(result, interrupt, found.display):
+                    break
+                _settle(cfg, result, layout, found, raw, pool.result(found.display, raw, helm), claims)
+    finally:
+        pool.close()
     _finish(cfg, result, claims)
     layout.finish(cfg, result)
     return result
+
+
+def _first_pass(cfg: RunConfig, result: RunResult, layout: Any, pool: _Processor, found: Found) -> tuple[str, Any]:
+    diags: list[Diagnostic] = []
+    try:
+        with open(found.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            raw = f.read(1 << 16) if size > cfg.max_file_size else f.read()
+        if size > cfg.max_file_size:
+            if might_need_migration(raw):
+                return "file", FileResult(found.display, b"", None, [make(
+                    "DRA105", f"{size} bytes is over the {cfg.max_file_size}-byte limit (--max-file-size)",
+                    Location(found.display))], failed=True)
+            return "diagnostics", diags
+    except OSError as exc:
+        return "diagnostics", [make("DRA106", f"cannot read: {exc.strerror}", Location(found.display))]
+    if not might_need_migration(raw):
+        if cfg.output_dir is not None:
+            _write_output(cfg, diags, found.path, found.root, raw)
+        return "diagnostics", diags
+    intercepted = layout.intercept(found, raw)
+    if intercepted is not None:  # kustomize patches, chart templates: reported, never rewritten
+        if cfg.output_dir is not None:
+            _write_output(cfg, intercepted, found.path, found.root, raw)
+        return "diagnostics", intercepted
+    helm = is_helm_template_path(found.path)
+    pool.submit(found.display, raw, helm)
+    return "process", (found, raw, helm)
+
+
+def _settle(
+    cfg: RunConfig, result: RunResult, layout: Any, found: Found, raw: bytes, fr: FileResult,
+    claims: list[tuple[str, dict[str, Any]]],
+) -> None:
+    fr.original = raw
+    layout.refine(found, fr)
+    result.files.append(fr)
+    if fr.new_documents:
+        claims.extend((found.display, d) for d in fr.new_documents)
+    if cfg.mode == "diff" and fr.changed:
+        assert fr.output is not None
+        result.diffs.append(unified_diff(found.display, fr.original, fr.output))
+    if cfg.mode == "write":
+        out = fr.output if fr.output is not None and fr.changed else raw
+        if cfg.output_dir is not None:
+            _write_output(cfg, result.diagnostics, found.path, found.root, out)
+        elif fr.changed:
+            _write_in_place(result, found.path, found.display, out)
+    fr.release()
 
 
 def _scan_sharing(cfg: RunConfig, result: RunResult, paths: Sequence[str], stdin: bytes | None = None) -> None:
@@ -258,6 +289,17 @@ def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str,
             _write_in_place(result, dest, display, data)
 
 
+def _interrupted(result: RunResult, interrupt: _Interrupt, before: str) -> bool:
+    """After SIGINT/SIGTERM: stop between files (a write in progress always finishes), say so once."""
+    if interrupt.signum is None:
+        return False
+    if not any(d.code == "DRA116" for d in result.diagnostics):
+        name = signal.Signals(interrupt.signum).name
+        result.diagnostics.append(make("DRA116", f"interrupted by {name}: stopped before {before}; "
+                                       "the files not reached are untouched", Location(before)))
+    return True
+
+
 def _lint(cfg: RunConfig, result: RunResult) -> None:
     """Cross-file scheduling lints (DRA8xx) over every object the run saw, as it is after the run."""
     from dra_migrate.lint import lint_objects
@@ -273,13 +315,34 @@ def _lint(cfg: RunConfig, result: RunResult) -> None:
         result.diagnostics.append(make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>")))
 
 
-def _write_output(cfg: RunConfig, result: RunResult, path: Path, root: Path, data: bytes) -> None:
+def _write_output(cfg: RunConfig, diagnostics: list[Diagnostic], path: Path, root: Path, data: bytes) -> None:
     assert cfg.output_dir is not None
     try:
         rel = path.relative_to(root) if root != path.parent or path.is_relative_to(root) else Path(path.name)
     except ValueError:
         rel = Path(path.name)
-    _write_in_place(result, cfg.output_dir / rel, str(cfg.output_dir / rel), data)
+    dest = cfg.output_dir / rel
+    try:
+        _tree_writer(cfg.output_dir).write(dest, data)
+    except PermissionError:
+        diagnostics.append(make("DRA111", "permission denied; the file is unchanged", Location(str(dest))))
+    except OSError as exc:
+        diagnostics.append(make("DRA106", f"cannot write: {exc.strerror}", Location(str(dest))))
+
+
+_TREE_WRITERS: dict[Path, TreeWriter] = {}
+
+
+def _tree_writer(output_dir: Path) -> TreeWriter:
+    """One writer per output directory and process (it remembers the directories it made)."""
+    writer = _TREE_WRITERS.get(output_dir)
+    if writer is None:
+        from dra_migrate.emit.writer import TreeWriter
+
+        if len(_TREE_WRITERS) > 16:
+            _TREE_WRITERS.clear()
+        writer = _TREE_WRITERS[output_dir] = TreeWriter()
+    return writer
 
 
 def _write_in_place(result: RunResult, path: Path, display: str, data: bytes) -> None:

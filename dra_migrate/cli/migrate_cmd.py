@@ -66,6 +66,10 @@ def register(app: typer.Typer) -> None:
         bridge_emit_gpu_class: bool = typer.Option(
             False, "--bridge-emit-gpu-class", help="Bridge: also emit a class for nvidia.com/gpu (the chart has one)."
         ),
+        jobs: int | None = typer.Option(
+            None, "--jobs", "-j", min=1,
+            help="Worker processes (default: one per CPU when over 200 files have GPU keys; 1: serial).",
+        ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
     ) -> None:
@@ -123,6 +127,7 @@ def register(app: typer.Typer) -> None:
             sharing_configs=sharing_config,
             gitignore=not no_gitignore,
             progress=progress,
+            jobs=jobs,
         )
         cfg.options.extra["strict"] = strict
         try:

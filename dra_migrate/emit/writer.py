@@ -21,7 +21,10 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so a reader sees the old or the new file, never half of one.
+
+    durable: fsync before the rename, so a crash cannot leave an empty file in place of a user's manifest."""
     if path.is_symlink():  # the caller resolves links it wants to write through; never replace a link
         raise IsADirectoryError(errno.EISDIR, "refusing to replace a symbolic link", str(path))
     mode = None
@@ -34,8 +37,9 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         # mkstemp creates 0600; a new file gets what an ordinary open() would have given it
         os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
         os.replace(tmp, path)
@@ -43,3 +47,37 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+class TreeWriter:
+    """Writes a fresh output tree (--output-dir): files that do not exist yet are created directly
+    (O_EXCL, so a symlink planted at the destination is never followed), without fsync: the sources are
+    untouched, so a crash costs a re-run, not data. An existing destination is replaced atomically."""
+
+    def __init__(self) -> None:
+        self._dirs: set[Path] = set()
+
+    def write(self, path: Path, data: bytes) -> None:
+        parent = path.parent
+        if parent not in self._dirs:
+            parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(parent)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, 0o666)
+        except FileExistsError:
+            write_atomic(path, data, durable=False)
+            return
+        except FileNotFoundError:  # the directory went away since we made it
+            parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            raise
+        os.close(fd)

@@ -62,12 +62,15 @@ def gpu_keys_in(data: Any, path: DocPath = ()) -> list[DocPath]:
     return sorted(found, key=lambda q: [str(s) for s in q])
 
 
-def build(src: SourceFile, rules: KindRuleSet, options: Options | None = None) -> FrontendResult:
+def build(
+    src: SourceFile, rules: KindRuleSet, options: Options | None = None, plain: list[Any] | None = None
+) -> FrontendResult:
+    """plain: the documents' data when the caller already converted them (to_plain of each root)."""
     options = options or Options()
     docs: list[ParsedDocument] = []
     diags: list[Diagnostic] = []
-    for doc in src.documents:
-        data = to_plain(doc.root)
+    for n, doc in enumerate(src.documents):
+        data = to_plain(doc.root) if plain is None else plain[n]
         pd = ParsedDocument(doc, data)
         docs.append(pd)
         if not isinstance(data, dict):

@@ -22,6 +22,7 @@ class GitIgnore:
         root = walk_root.resolve()
         self.top = repo_root(root) or root
         self._specs: dict[Path, Any] = {}
+        self._chains: dict[Path, list[tuple[str, Any]]] = {}
 
     def _spec(self, directory: Path) -> Any:
         if directory not in self._specs:
@@ -39,20 +40,28 @@ class GitIgnore:
         return self._specs[directory]
 
     def ignored(self, path: Path, is_dir: bool = False) -> bool:
-        p = path.resolve() if not path.is_symlink() else path.parent.resolve() / path.name
-        try:
-            p.relative_to(self.top)
-        except ValueError:
-            return False
+        # Everything but the last component depends on the parent directory only: resolved (symlinks in
+        # the name itself are not followed) and matched against its .gitignore chain once per directory.
+        chain = self._chains.get(path.parent)
+        if chain is None:
+            chain = self._chains[path.parent] = self._chain(path.parent)
         decision = False
         # Deeper .gitignore files override shallower ones, as in git.
-        chain = [d for d in (p.parent, *p.parent.parents) if d == self.top or d.is_relative_to(self.top)]
-        for directory in reversed(chain):
-            spec = self._spec(directory)
-            if spec is None:
-                continue
-            rel = p.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            res = spec.check_file(rel)
+        for prefix, spec in chain:
+            res = spec.check_file(prefix + path.name + ("/" if is_dir else ""))
             if res.include is not None:
                 decision = bool(res.include)
         return decision
+
+    def _chain(self, parent: Path) -> list[tuple[str, Any]]:
+        """(path of `parent` relative to a directory + '/', its spec) for each .gitignore above, top first."""
+        rp = parent.resolve()
+        if rp != self.top and not rp.is_relative_to(self.top):
+            return []
+        out: list[tuple[str, Any]] = []
+        for directory in reversed([rp, *(d for d in rp.parents if d == self.top or d.is_relative_to(self.top))]):
+            spec = self._spec(directory)
+            if spec is not None:
+                rel = rp.relative_to(directory).as_posix()
+                out.append(("" if rel == "." else rel + "/", spec))
+        return out

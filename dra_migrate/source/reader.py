@@ -50,8 +50,12 @@ def decode(raw: bytes) -> tuple[str, bool]:
     return (text[1:] if bom else text), bom
 
 
-def parse_source(path: str, raw: bytes, *, helm_template: bool = False) -> SourceFile:
-    """Decode and compose a file. Raises SourceError with a stable code on bad input."""
+def parse_source(
+    path: str, raw: bytes, *, helm_template: bool = False, documents: list[Document] | None = None
+) -> SourceFile:
+    """Decode and compose a file. Raises SourceError with a stable code on bad input.
+
+    documents: the file's text already composed (the self-check's parse of an output), not parsed again."""
     text, bom = decode(raw)
     newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
     stripped = text.lstrip()
@@ -65,7 +69,7 @@ def parse_source(path: str, raw: bytes, *, helm_template: bool = False) -> Sourc
     if "\t" in text:
         _check_tabs(src)
     try:
-        src.documents = compose_documents(text)
+        src.documents = compose_documents(text) if documents is None else documents
     except ComposeError as exc:
         if exc.code == "DRA101" and template_match:
             line, col = src.line_col(template_match.start())

@@ -192,15 +192,7 @@ def _group_name(s: Shared, ctx: RunContext) -> str:
 
 def _shared_claim(tl: TemplateLowering, ctx: RunContext, s: Shared) -> None:
     wl, pt = tl.workload, tl.template
-    groups: dict[tuple[str, str], dict[str, Any]] = ctx.state.setdefault("shared_claims", {})
-    key = (wl.namespace or "", _group_name(s, ctx))
-    group = groups.get(key)
-    if group is None:
-        taken = ctx.namer.taken.setdefault(wl.namespace or "", set())
-        name = unique(key[1], taken, 253)
-        taken.add(name)
-        group = groups[key] = {"name": name, "pods": 0, "emitted": False, "unknown_pods": False}
-    name = group["name"]
+    name, first, group_pods, unknown_pods = ctx.namer.join_group(wl.namespace, _group_name(s, ctx), _pods(tl))
     req_name = dns_label(f"mig-{s.profile}") if s.profile else "gpu"
     req = Request(req_name, _choice(s, 1))
     containers = [c for c in pt.gpu_containers if any(d.resource == s.resource and d.count for d in c.demands)]
@@ -224,16 +216,10 @@ def _shared_claim(tl: TemplateLowering, ctx: RunContext, s: Shared) -> None:
                 f"featureGates: {{{gate}: true}})")
     claim = resource_claim(name, wl.namespace, [req], ctx.options.api_version, config)
     tl.shared_claim = claim
-    if not group["emitted"]:
+    if first:
         tl.extra_documents.append(claim)
-        group["emitted"] = True
-    pods = _pods(tl)
-    if pods is None:
-        group["unknown_pods"] = True
-    else:
-        group["pods"] += pods
     limit = 32 if ctx.options.target_version == "1.32" else 256
-    total = f"{group['pods']}{'+' if group['unknown_pods'] else ''}"
+    total = f"{group_pods}{'+' if unknown_pods else ''}"
     msg = (f"{_describe(s)} → every pod references ResourceClaim {name!r} (one device, allocated once): all of them "
            f"run on the same node; {total} pod(s) in this run reference it now (at most {limit} may)")
     if s.replicas:
@@ -241,9 +227,9 @@ def _shared_claim(tl: TemplateLowering, ctx: RunContext, s: Shared) -> None:
     if len(containers) > 1:
         msg += f"; containers {', '.join(repr(c.name) for c in containers)} of each pod share that device too"
     tl.diag("DRA502", msg)
-    if group["pods"] > limit or (s.replicas and group["pods"] > s.replicas):
-        tl.diag("DRA516", f"ResourceClaim {name!r} is now referenced by {group['pods']} pods: "
-                + (f"over the limit of {limit}" if group["pods"] > limit else
+    if group_pods > limit or (s.replicas and group_pods > s.replicas):
+        tl.diag("DRA516", f"ResourceClaim {name!r} is now referenced by {group_pods} pods: "
+                + (f"over the limit of {limit}" if group_pods > limit else
                    f"more than the {s.replicas} replicas per GPU of the old config"))
 
 

@@ -1,0 +1,117 @@
+"""Translating a run's files in worker processes, with exactly the outcome of a serial run.
+
+Files are sent in chunks to a fork-based process pool; each worker translates its chunk in order with its
+own RunContext whose namer records every run-wide name it handed out (see TemplateNamer). The parent
+takes the results in file order and replays each file's record on the run's namer: when every name comes
+out the same, the worker's result is the serial result; otherwise (a name taken by a file of another chunk,
+a shared claim group spanning chunks) the parent translates that file again itself. Without conflicts the
+parent only reads, writes and replays; with many it degrades to a serial run, never to a different one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from dra_migrate.lower.context import RunContext
+from dra_migrate.lower.names import TraceEntry
+from dra_migrate.pipeline import FileResult, process_source
+
+if TYPE_CHECKING:
+    from dra_migrate.kinds import KindRuleSet
+    from dra_migrate.run import RunConfig
+
+AUTO_THRESHOLD = 200  # below this many files to translate, starting processes costs more than it saves
+CHUNK = 16
+
+Item = tuple[str, bytes, bool]  # display path, bytes, helm template path
+_WORKER: dict[str, Any] = {}  # what a forked worker inherits: options, rules, claims placement
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _translate_chunk(items: list[Item]) -> list[tuple[FileResult, list[TraceEntry]]]:
+    ctx = RunContext(_WORKER["options"])
+    out: list[tuple[FileResult, list[TraceEntry]]] = []
+    for display, raw, helm in items:
+        trace: list[TraceEntry] = []
+        ctx.namer.trace = trace
+        fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
+                            helm_template=helm)
+        fr.original = b""  # the parent has the bytes
+        out.append((fr, trace))
+    return out
+
+
+class Processor:
+    """submit() every file to translate in file order, then result() for each in the same order."""
+
+    def __init__(self, cfg: RunConfig, rules: KindRuleSet, ctx: RunContext) -> None:
+        self.cfg, self.rules, self.ctx = cfg, rules, ctx
+        self.jobs = cfg.jobs if cfg.jobs is not None else default_jobs()
+        self.auto = cfg.jobs is None
+        self.waiting: list[Item] = []  # submitted, not yet sent to a worker
+        self.sent: deque[tuple[Future[list[tuple[FileResult, list[TraceEntry]]]], int]] = deque()
+        self.ready: deque[tuple[FileResult, list[TraceEntry]] | None] = deque()
+        self.submitted = 0
+        self.executor: ProcessPoolExecutor | None = None
+        self.conflicts = 0  # files translated again in the parent (for benchmarks)
+
+    def _parallel(self) -> bool:
+        if self.jobs <= 1:
+            return False
+        return not self.auto or self.submitted >= AUTO_THRESHOLD
+
+    def submit(self, display: str, raw: bytes, helm: bool) -> None:
+        self.submitted += 1
+        self.waiting.append((display, raw, helm))
+        if self._parallel() and len(self.waiting) >= CHUNK:
+            self._send()
+
+    def _send(self) -> None:
+        if self.executor is None:
+            import multiprocessing
+
+            _WORKER.update(options=self.cfg.options, rules=self.rules,
+                           claims_elsewhere=self.cfg.claims_out is not None)
+            self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
+        while self.waiting:
+            chunk, self.waiting = self.waiting[:CHUNK], self.waiting[CHUNK:]
+            self.sent.append((self.executor.submit(_translate_chunk, chunk), len(chunk)))
+
+    def result(self, display: str, raw: bytes, helm: bool) -> FileResult:
+        if self.executor is None and not self._parallel():
+            self.waiting.clear()
+            return self._serial(display, raw, helm)
+        if self.waiting:
+            self._send()
+        if not self.ready and self.sent:
+            future, n = self.sent.popleft()
+            try:
+                self.ready.extend(future.result())
+            except Exception:  # noqa: BLE001 - a broken worker costs time, not the result
+                self.ready.extend([None] * n)
+        done = self.ready.popleft() if self.ready else None
+        if done is None:
+            return self._serial(display, raw, helm)
+        fr, trace = done
+        if fr.path != display or not self.ctx.namer.replay(trace):
+            self.conflicts += 1
+            return self._serial(display, raw, helm)
+        return fr
+
+    def _serial(self, display: str, raw: bytes, helm: bool) -> FileResult:
+        return process_source(display, raw, self.ctx, rules=self.rules,
+                              claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None

@@ -1,0 +1,151 @@
+"""--jobs N gives exactly the outcome of --jobs 1: files, diffs, diagnostics (in order), JSON report.
+
+The tree is built to stress what is run-wide: the same workload names in the same namespace in many files
+(template names must stay unique across the run), existing ResourceClaimTemplates that reserve names,
+shared-claim groups spanning many files (one claim emitted once, running pod counts in the messages),
+invalid files, and files without GPU keys."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dra_migrate import parallel
+from dra_migrate.lower.context import Options
+from dra_migrate.run import RunConfig, RunResult, report_json, run_migration
+
+WORKLOAD = """apiVersion: apps/v1
+kind: {kind}
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: main
+          image: example.com/train:1
+          resources:
+            limits:
+              {resource}: {count}
+"""
+EXISTING_RCT = """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+"""
+PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{n}\n  namespace: {ns}\ndata:\n  a: b\n"
+INVALID = "apiVersion: v1\nkind: Pod\nmetadata: {{name: broken{n}\nspec:\n  nvidia.com/gpu: 1\n"
+
+
+def make_tree(root: Path, files: int = 300, seed: int = 7) -> None:
+    rnd = random.Random(seed)
+    for n in range(files):
+        d = root / f"team{n % 7}" / f"app{n % 13}"
+        d.mkdir(parents=True, exist_ok=True)
+        ns = f"ns{n % 4}"
+        roll = rnd.random()
+        if roll < 0.25:
+            text = PLAIN.format(n=n, ns=ns)
+        elif roll < 0.30:
+            text = INVALID.format(n=n)
+        else:
+            name = rnd.choice(["trainer", "trainer", "infer", f"job-{n}", f"svc-{n}"])
+            shared = rnd.random() < 0.2
+            text = WORKLOAD.format(
+                kind=rnd.choice(["Deployment", "StatefulSet"]), name=name, ns=ns, replicas=rnd.randint(1, 3),
+                resource="nvidia.com/gpu.shared" if shared else "nvidia.com/gpu", count=rnd.randint(1, 2),
+            )
+            if rnd.random() < 0.1:  # a name that later files' templates must avoid
+                text += EXISTING_RCT.format(name=rnd.choice(["trainer-gpu", "infer-gpu", "shared-gpu"]), ns=ns)
+        (d / f"m{n:03d}.yaml").write_text(text)
+
+
+def run(tree: Path, jobs: int, mode: str, out: Path | None) -> tuple[RunResult, str]:
+    cfg = RunConfig([str(tree)], mode=mode, output_dir=out, options=Options(), jobs=jobs)
+    result = run_migration(cfg)
+    return result, report_json(cfg, result)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def used(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, int]]:
+    """(workers were used, files translated again in the parent) for every run."""
+    seen: list[tuple[bool, int]] = []
+    close = parallel.Processor.close
+
+    def spy(self: parallel.Processor) -> None:
+        seen.append((self.executor is not None, self.conflicts))
+        close(self)
+
+    monkeypatch.setattr(parallel.Processor, "close", spy)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["write", "diff"])
+def test_jobs_2_is_byte_identical_to_serial(
+    tmp_path: Path, mode: str, used: list[tuple[bool, int]]
+) -> None:
+    tree = tmp_path / "repo"
+    make_tree(tree)
+    outs: dict[int, tuple[RunResult, str, dict[str, bytes]]] = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}" if mode == "write" else None
+        result, report = run(tree, jobs, mode, out)
+        outs[jobs] = (result, report, snapshot(out) if out else {})
+    (serial, serial_report, serial_files), (par, par_report, par_files) = outs[1], outs[2]
+    assert used[0][0] is False and used[1][0] is True  # --jobs 1 ran in-process, --jobs 2 in workers
+    # names taken in other chunks and shared groups spanning chunks send some files back to the parent (this
+    # tree is built for it); the others are the workers' results
+    assert 0 < used[1][1] < len(serial.files) - 16
+    assert par_files == serial_files
+    assert par.diffs == serial.diffs
+    assert [d.render() for d in par.all_diagnostics] == [d.render() for d in serial.all_diagnostics]
+    assert par_report == serial_report
+    assert par.exit_code == serial.exit_code == 2  # changed files and invalid ones
+    doc: dict[str, Any] = json.loads(serial_report)
+    codes = {d["code"] for d in doc["diagnostics"]}
+    assert {"DRA101", "DRA502", "DRA201"} <= codes  # invalid files, shared claims, templates all present
+    if mode == "write":
+        assert len(serial_files) == 300
+        texts = b"\n".join(serial_files.values())
+        assert b"name: trainer-statefulset-gpu" in texts or b"name: trainer-gpu-2" in texts  # collisions renamed
+
+
+def test_template_names_unique_per_namespace_under_jobs_2(tmp_path: Path) -> None:
+    tree = tmp_path / "repo"
+    make_tree(tree)
+    run(tree, 2, "write", tmp_path / "out")
+    import yaml
+
+    seen: set[tuple[str, str]] = set()
+    for p in sorted((tmp_path / "out").rglob("*.yaml")):
+        try:
+            docs = list(yaml.safe_load_all(p.read_text()))
+        except yaml.YAMLError:
+            continue  # the invalid inputs, copied as they were
+        for d in docs:
+            if isinstance(d, dict) and d.get("kind") == "ResourceClaimTemplate" and "m" in p.name:
+                key = (d["metadata"]["namespace"], d["metadata"]["name"])
+                if key in seen:
+                    # only the pre-existing templates of the input may repeat a name (they were there before)
+                    assert key[1] in ("trainer-gpu", "infer-gpu", "shared-gpu")
+                seen.add(key)
+    assert seen
