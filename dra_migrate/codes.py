@@ -250,18 +250,21 @@ _ALL: list[Code] = [
          "reads it to translate the workloads that used the shared resource and leaves it as it is. Under DRA "
          "sharing is per claim (a GpuConfig in the claim), so once the device plugin is gone from the nodes the "
          "config has no effect and can be deleted, together with the nvidia.com/device-plugin.config node labels."),
-    Code("DRA502", W, "shared-claim", "Pods now share one named ResourceClaim (one GPU) instead of time-sliced replicas.",
+    Code("DRA502", W, "shared-claim",
+         "Pods now share one named ResourceClaim (one GPU) instead of time-sliced replicas.",
          "The device plugin advertised N replicas per GPU and let the scheduler spread pods over every GPU of every "
          "node. A named ResourceClaim is allocated once: every pod that references it runs on the same node and uses "
          "the same device, at most 256 pods may reserve one claim (32 on Kubernetes 1.32), and it lives in one "
          "namespace. Containers of one pod that reference the claim share that device too. The message compares "
          "the old replicas with the number of pods that now reference the claim. Choose per workload with the "
          "annotation dra-migrate.io/sharing: exclusive|shared-claim, or for the run with --sharing."),
-    Code("DRA503", W, "sharing-feature-gate", "The emitted sharing config needs an alpha feature gate of the DRA driver.",
+    Code("DRA503", W, "sharing-feature-gate",
+         "The emitted sharing config needs an alpha feature gate of the DRA driver.",
          "GpuConfig with strategy TimeSlicing needs the driver gate TimeSlicingSettings, MPS needs MPSSupport; both "
          "are alpha and off by default, and a claim using them fails when its pods start. Enable them in the driver's "
          "Helm values, e.g. featureGates: {TimeSlicingSettings: true}. A claim shared without any config (driver demo "
-         "gpu-test3) also time-slices with the GPU's default timeslice; delete the config if you cannot enable the gate."),
+         "gpu-test3) also time-slices with the GPU's default timeslice; delete the config if you cannot enable "
+         "the gate."),
     Code("DRA504", W, "exclusive-needs-more-gpus", "A workload that shared GPUs now needs one GPU per pod.",
          "With the exclusive strategy each pod gets its own GPU through a ResourceClaimTemplate; the device plugin "
          "packed several pods onto one GPU. The message says how many GPUs the workload needs now compared with the "
@@ -274,7 +277,8 @@ _ALL: list[Code] = [
          "workload, so it is not known whether its pods got a shared replica or a whole GPU. It is translated as a "
          "whole GPU; select the config with a nodeSelector on nvidia.com/device-plugin.config or annotate the "
          "workload (dra-migrate.io/sharing) to decide."),
-    Code("DRA507", I, "mig-translated", "A MIG slice request became a request on mig.nvidia.com with a profile selector.",
+    Code("DRA507", I, "mig-translated",
+         "A MIG slice request became a request on mig.nvidia.com with a profile selector.",
          "nvidia.com/mig-<profile> (mixed strategy) or nvidia.com/gpu on nodes selected by a MIG product label (single "
          "strategy) becomes a request on the device class mig.nvidia.com with a CEL selector on the driver's profile "
          "attribute ('+' attributes such as +me are restored from the '.me' of the resource name)."),

@@ -20,13 +20,12 @@ from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
 from dra_migrate.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.lint import SeenObject
-from dra_migrate.source.nodes import key_line
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
 from dra_migrate.plan import Append, Op, apply_ops, walk
 from dra_migrate.source.compose import ComposeError
-from dra_migrate.source.nodes import Document
+from dra_migrate.source.nodes import Document, key_line
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 
 # resource.k8s.io / resourceClaim: already-DRA objects and workloads are read for the scheduling lints.

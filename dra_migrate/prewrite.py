@@ -10,10 +10,11 @@ from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.kinds import KindRuleSet, resolve
+from dra_migrate.plainutil import as_map
 
 
 def _ref(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = as_map(obj.get("metadata"))
     ns = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
     return f"{obj.get('kind')}/{ns}{meta.get('name') or meta.get('generateName', '')}"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import json
-import signal
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence

@@ -11,10 +11,7 @@ import yaml
 
 def documents(data: bytes, name: str) -> list[dict[str, Any]]:
     text = data.decode("utf-8-sig")
-    if name.endswith(".json"):
-        docs = [json.loads(text)]
-    else:
-        docs = [d for d in yaml.safe_load_all(text) if d]
+    docs = [json.loads(text)] if name.endswith(".json") else [d for d in yaml.safe_load_all(text) if d]
     out: list[dict[str, Any]] = []
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List":
@@ -29,7 +26,8 @@ def schema_errors(obj: dict[str, Any], version: str) -> str | None:
     try:
         kubernetes_validate.validate(obj, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
-        return f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}: {'.'.join(map(str, exc.path))}: {exc.message}"
+        name = (obj.get("metadata") or {}).get("name")
+        return f"{obj.get('kind')}/{name}: {'.'.join(map(str, exc.path))}: {exc.message}"
     except kubernetes_validate.SchemaNotFoundError:
         return None  # a CRD: no official schema
     return None

@@ -118,9 +118,7 @@ def test_destination(tmp_path: Path) -> None:
     assert classes_destination(RunConfig([str(tmp_path)], claims_out=tmp_path / "out")) == (
         tmp_path / "out" / "dra-deviceclasses.yaml"
     )
-    assert (
-        classes_destination(RunConfig([str(tmp_path)], claims_out=tmp_path / "c.yaml")) == tmp_path / "c.yaml"
-    )
+    assert classes_destination(RunConfig([str(tmp_path)], claims_out=tmp_path / "c.yaml")) == tmp_path / "c.yaml"
 
 
 def test_prepass_reads_device_classes_only() -> None:
@@ -137,13 +135,16 @@ data: {extendedResourceName: nvidia.com/mig-1g.5gb}
     assert scan_raw(text) == {"nvidia.com/gpu": "mine"}
     assert scan_raw(b"kind: DeviceClass\n") == {}
     assert scan_raw(b"extendedResourceName: [\n") == {}  # broken YAML is the main pass's business
-    assert extended_resource_classes(
-        [{"kind": "List", "items": [yaml.safe_load(text.split(b"---")[0])]}]
-    ) == {"nvidia.com/gpu": "mine"}
+    assert extended_resource_classes([{"kind": "List", "items": [yaml.safe_load(text.split(b"---")[0])]}]) == {
+        "nvidia.com/gpu": "mine"
+    }
 
 
 def test_rewrite_mode_leaves_dra_backed_workloads(tmp_path: Path) -> None:
-    cls = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: g}\nspec:\n  extendedResourceName: nvidia.com/gpu\n"
+    cls = (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: g}\n"
+        "spec:\n  extendedResourceName: nvidia.com/gpu\n"
+    )
     pod = POD.format(name="p", extra="", resource="nvidia.com/gpu")
     (tmp_path / "cls.yaml").write_text(cls)
     (tmp_path / "pod.yaml").write_text(pod)

@@ -62,7 +62,8 @@ def test_corpus_results_are_sensible() -> None:
         "NVIDIA__k8s-device-plugin__testdata__job-1.yaml": "changed",
         "kubernetes__examples__AI__vllm-deployment__vllm-deployment.yaml": "changed",
         "triton-inference-server__server__deploy__k8s-onprem__templates__deployment.yaml": "DRA102",
-        "GoogleCloudPlatform__kubernetes-engine-samples__autoscaling__custom-compute-classes__reservations__deployment-gpu.yaml": "DRA203",
+        "GoogleCloudPlatform__kubernetes-engine-samples__autoscaling__custom-compute-classes__reservations"
+        "__deployment-gpu.yaml": "DRA203",
         "Project-HAMi__HAMi__examples__nvidia__use_memory_fraction.yaml": "unchanged",
     }
     for name, want in expectations.items():

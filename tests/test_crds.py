@@ -43,16 +43,20 @@ def _codes(result: FileResult) -> list[str]:
 def _bad_pack(tmp_path: Path) -> Path:
     d = tmp_path / "pack"
     d.mkdir()
-    (d / "bad.yaml").write_text("kinds:\n  - group: example.com\n    kind: Foo\n    podSpecs: [spec]\n    bogus: 1\n"
-                                "    claimsSupport: {minVersion: unknown, note: x}\n")
+    (d / "bad.yaml").write_text(
+        "kinds:\n  - group: example.com\n    kind: Foo\n    podSpecs: [spec]\n    bogus: 1\n"
+        "    claimsSupport: {minVersion: unknown, note: x}\n"
+    )
     return d
 
 
 def test_rule_schema_error_is_a_diagnostic_with_file_line(tmp_path: Path) -> None:
     pack = _bad_pack(tmp_path)
     manifest = tmp_path / "m.yaml"
-    manifest.write_text("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n"
-                        "      limits: {nvidia.com/gpu: 1}\n")
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n"
+        "      limits: {nvidia.com/gpu: 1}\n"
+    )
     result = run_migration(RunConfig([str(manifest)], mode="check", rule_dirs=[pack]))
     [d] = result.all_diagnostics
     assert (d.code, d.location.file, d.location.line) == ("DRA402", str(pack / "bad.yaml"), 5)
@@ -76,8 +80,10 @@ def test_cli_rule_error_exit_2_without_traceback(tmp_path: Path, argv: list[str]
 def test_unknown_side_effect_is_rejected(tmp_path: Path) -> None:
     d = tmp_path / "pack"
     d.mkdir()
-    (d / "x.yaml").write_text("kinds:\n  - group: example.com\n    kind: Foo\n    podSpecs: [spec]\n"
-                              "    claimsSupport: {minVersion: unknown, note: x}\n    sideEffects: [no-such-thing]\n")
+    (d / "x.yaml").write_text(
+        "kinds:\n  - group: example.com\n    kind: Foo\n    podSpecs: [spec]\n"
+        "    claimsSupport: {minVersion: unknown, note: x}\n    sideEffects: [no-such-thing]\n"
+    )
     result = run_migration(RunConfig([str(tmp_path)], mode="check", rule_dirs=[d]))
     [diag] = result.all_diagnostics
     assert diag.code == "DRA402" and "no-such-thing" in diag.message and diag.location.line == 2
@@ -89,8 +95,12 @@ def test_rules_kinds_lists_every_covered_kind_with_versions_and_min_version() ->
     lines = res.output.splitlines()
     for rule in load_kind_rules().all():
         row = next(
-            (line for line in lines if line.split()[0] == f"{rule.group or 'core'}/{rule.kind}"
-             and line.split()[1] == (",".join(rule.versions) or "*")),
+            (
+                line
+                for line in lines
+                if line.split()[0] == f"{rule.group or 'core'}/{rule.kind}"
+                and line.split()[1] == (",".join(rule.versions) or "*")
+            ),
             None,
         )
         assert row is not None, rule
@@ -143,7 +153,9 @@ def test_every_uncovered_gpu_pod_template_gets_dra401_with_a_working_rule(tmp_pa
 
 
 def test_gpu_resource_name_as_value_is_reported() -> None:
-    text = "apiVersion: example.com/v1\nkind: Serving\nmetadata: {name: s}\nspec:\n  accel:\n    gpuType: nvidia.com/gpu\n"
+    text = (
+        "apiVersion: example.com/v1\nkind: Serving\nmetadata: {name: s}\nspec:\n  accel:\n    gpuType: nvidia.com/gpu\n"
+    )
     [d] = [d for d in _migrate(text).diagnostics if d.code == "DRA405"]
     assert d.location.line == 6 and "spec.accel.gpuType" in d.message
 
@@ -199,8 +211,12 @@ def test_ray_num_gpus_set_per_group_unless_already_given() -> None:
     assert result.output is not None
     groups = yaml.safe_load(result.output.decode().split("\n---\n")[0])["spec"]["workerGroupSpecs"]
     params = {g["groupName"]: g.get("rayStartParams") for g in groups}
-    assert params == {"gpu": {"block": "true", "num-gpus": "4"}, "set": {"num-gpus": "2"}, "grouped": None,
-                      "fresh": {"num-gpus": "8"}}
+    assert params == {
+        "gpu": {"block": "true", "num-gpus": "4"},
+        "set": {"num-gpus": "2"},
+        "grouped": None,
+        "fresh": {"num-gpus": "8"},
+    }
     assert _codes(result).count("DRA409") == 2
 
 
@@ -234,8 +250,10 @@ def test_resource_quota_report_only_with_no_dra_quota() -> None:
 def test_controller_warning_once_per_migrated_crd_not_for_core() -> None:
     crd = _migrate(RAY)
     assert _codes(crd).count("DRA408") == 1
-    core = _migrate("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
-                    "    resources:\n      limits: {nvidia.com/gpu: 1}\n")
+    core = _migrate(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+        "    resources:\n      limits: {nvidia.com/gpu: 1}\n"
+    )
     assert core.changed and "DRA408" not in _codes(core)
 
 
@@ -319,7 +337,9 @@ def test_every_gpu_key_in_an_uncovered_kind_is_reported(path: Path) -> None:
             continue
         name = (obj.get("metadata") or {}).get("name", "")
         assert any(d.object.startswith(f"{kind}/") and d.object.endswith(f"/{name}") for d in result.diagnostics), (
-            path.name, kind)
+            path.name,
+            kind,
+        )
 
 
 def test_readme_rule_pack_snippet_is_a_valid_rule_pack(tmp_path: Path) -> None:

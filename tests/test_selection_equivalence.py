@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from dra_migrate.cel import parse_quantity
-from dra_migrate.selection import load_label_rules, node_matches
+from dra_migrate.selection import node_matches
 from dra_migrate.simulate.cluster import ClusterState, simulate_pod
 from dra_migrate.simulate.inventory import Inventory
 from tests.conftest import GOLDEN

@@ -11,8 +11,8 @@ from typing import Any
 
 import typer
 
-from dra_migrate.features import Target
 from dra_migrate.cli.rules_cmd import explain_code
+from dra_migrate.features import Target
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.pipeline import FileResult, process_source
 
@@ -50,7 +50,9 @@ def register(app: typer.Typer) -> None:
 def explain_json(fr: FileResult) -> dict[str, Any]:
     return {
         "file": fr.path,
-        "workloads": [dataclasses.asdict(w) | {"diagnostics": [d.to_json() for d in w.diagnostics]} for w in fr.workloads],
+        "workloads": [
+            dataclasses.asdict(w) | {"diagnostics": [d.to_json() for d in w.diagnostics]} for w in fr.workloads
+        ],
         "decisions": [d.to_json() for d in fr.diagnostics],
         "selection": [
             {

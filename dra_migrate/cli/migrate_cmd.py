@@ -7,12 +7,10 @@ from pathlib import Path
 
 import typer
 
-from dra_migrate.diagnostics import Severity
 from dra_migrate.features import SUPPORTED_VERSIONS as SUPPORTED_TARGETS
 from dra_migrate.features import Target
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
-
 
 STRATEGIES = ("rewrite", "extended-resource")
 
@@ -25,7 +23,9 @@ def api_version_for(target: str) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("migrate")
     def migrate(
-        paths: list[str] = typer.Argument(..., help="Files or directories (recursive); '-' reads stdin, writes stdout."),
+        paths: list[str] = typer.Argument(
+            ..., help="Files or directories (recursive); '-' reads stdin, writes stdout."
+        ),
         check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if anything would change."),
         diff: bool = typer.Option(False, "--diff", help="Print a unified diff; write nothing."),
         output_dir: Path | None = typer.Option(None, "--output-dir", help="Write the migrated tree here."),
@@ -47,7 +47,8 @@ def register(app: typer.Typer) -> None:
             False, "--move-cloud-labels", help="Move provider GPU labels (GKE, Karpenter…) into the claim too."
         ),
         sharing: str = typer.Option(
-            "shared-claim", "--sharing",
+            "shared-claim",
+            "--sharing",
             help="Time-sliced/MPS GPUs: shared-claim (one named ResourceClaim per sharing group) or exclusive.",
         ),
         sharing_config: list[Path] = typer.Option(
@@ -60,14 +61,18 @@ def register(app: typer.Typer) -> None:
             False, "--no-dra-quota", help="Report GPU ResourceQuotas but do not add the DRA device-class entry."
         ),
         strategy: str = typer.Option(
-            "rewrite", "--strategy",
+            "rewrite",
+            "--strategy",
             help="rewrite (GPU requests → claims) or extended-resource (bridge: keep requests, emit DeviceClasses).",
         ),
         bridge_emit_gpu_class: bool = typer.Option(
             False, "--bridge-emit-gpu-class", help="Bridge: also emit a class for nvidia.com/gpu (the chart has one)."
         ),
         jobs: int | None = typer.Option(
-            None, "--jobs", "-j", min=1,
+            None,
+            "--jobs",
+            "-j",
+            min=1,
             help="Worker processes (default: one per CPU when over 200 files have GPU keys; 1: serial).",
         ),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show informational diagnostics."),
@@ -116,8 +121,11 @@ def register(app: typer.Typer) -> None:
                 move_cloud_labels=move_cloud_labels,
                 feature_gates=gates,
                 validate=not no_validate,
-                extra={"sharing_strategy": sharing, "share_within_pod": share_within_pod,
-                       "dra_quota": not no_dra_quota},
+                extra={
+                    "sharing_strategy": sharing,
+                    "share_within_pod": share_within_pod,
+                    "dra_quota": not no_dra_quota,
+                },
                 strategy=strategy,
                 bridge_emit_gpu_class=bridge_emit_gpu_class,
             ),
@@ -148,8 +156,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from None
         if fmt == "text":
             if tty and not quiet:
-                sys.stderr.write(report_writers.text.render(cfg, result, verbose=verbose, quiet=quiet,
-                                                            summary=False))
+                sys.stderr.write(report_writers.text.render(cfg, result, verbose=verbose, quiet=quiet, summary=False))
                 sys.stderr.write(summary_table(result, mode))
             else:
                 sys.stderr.write(report_writers.render("text", cfg, result, verbose=verbose, quiet=quiet))

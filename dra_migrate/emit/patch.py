@@ -176,10 +176,10 @@ class Patcher:
         if adds:
             _lk, lv = node.items[-1]
             pos = line_end_after(text, content_end(lv, text))
-            lines: list[str] = []
+            add_lines: list[str] = []
             for op in adds:
-                lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
-            self._insert_lines(pos, lines, key_col)
+                add_lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
+            self._insert_lines(pos, add_lines, key_col)
 
     @staticmethod
     def _shared_line(text: str, k: Node) -> str:
@@ -247,7 +247,7 @@ class Patcher:
             raise UnsupportedLayout(f"key {missing[0].path[-1]!r} not found", node.start)
         for op in ops:
             if isinstance(op, ReplaceValue):
-                _k, v = node.items[names.index(op.path[-1])]
+                _k, v = node.items[names.index(str(op.path[-1]))]
                 self._edit(v.start, v.end, self._flow_value(op.value, v.start))
         adds = [op for op in ops if isinstance(op, SetKey)]
         entry_col = spans[0][0] if spans else node.start + 1

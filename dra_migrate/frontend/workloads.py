@@ -21,6 +21,7 @@ from dra_migrate.ir import (
 )
 from dra_migrate.kinds import KindRuleSet, resolve, split_api_version
 from dra_migrate.lower.context import Options
+from dra_migrate.plainutil import as_map
 from dra_migrate.resources import classify
 from dra_migrate.source.nodes import Document, find, key_line, merge_conflict
 from dra_migrate.source.plain import to_plain
@@ -101,11 +102,15 @@ def _object(
         if keys:
             line, col = key_line(root, keys[0])
             diags.append(
-                make("DRA108", f"{len(keys)} GPU resource key(s) in a document that is not a Kubernetes object "
-                     f"(no apiVersion/kind); reported, not rewritten", Location(src.path, line, col))
+                make(
+                    "DRA108",
+                    f"{len(keys)} GPU resource key(s) in a document that is not a Kubernetes object "
+                    f"(no apiVersion/kind); reported, not rewritten",
+                    Location(src.path, line, col),
+                )
             )
         return
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = as_map(obj.get("metadata"))
     name = meta.get("name") or (str(meta.get("generateName", "")).rstrip("-")) or ""
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
     line, _ = key_line(root, (*item_path, "kind"))
@@ -151,10 +156,10 @@ def _object(
 def _replicas(obj: dict[str, Any], kind: str) -> int | None:
     if kind == "Pod":
         return 1
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = as_map(obj.get("spec"))
     if kind == "CronJob":
-        jt = spec.get("jobTemplate") if isinstance(spec.get("jobTemplate"), dict) else {}
-        spec = jt.get("spec") if isinstance(jt.get("spec"), dict) else {}
+        jt = as_map(spec.get("jobTemplate"))
+        spec = as_map(jt.get("spec"))
         kind = "Job"
     key = "parallelism" if kind == "Job" else "replicas"
     if kind not in ("Job", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
@@ -180,7 +185,9 @@ def _is_quota_like(path: DocPath) -> bool:
     return False
 
 
-def _pod_template(src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPath, spec: dict[str, Any]) -> PodTemplate:
+def _pod_template(
+    src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPath, spec: dict[str, Any]
+) -> PodTemplate:
     root = pd.doc.root
     containers: list[Container] = []
     for list_key, default_role in (("initContainers", ContainerRole.INIT), ("containers", ContainerRole.APP)):
@@ -204,7 +211,7 @@ def _pod_template(src: SourceFile, pd: ParsedDocument, wl: Workload, path: DocPa
         if isinstance(rc, dict)
     ]
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
-    node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
+    node_selector = as_map(spec.get("nodeSelector"))
     affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else None
     line, _ = key_line(root, path)
     ns_line = key_line(root, (*path, "nodeSelector"))[0] if "nodeSelector" in spec else 0
@@ -234,8 +241,8 @@ def _container_resources(
     for ref in resources.get("claims") or []:
         if isinstance(ref, dict) and "name" in ref:
             container.claim_refs.append(ClaimRef(str(ref["name"]), ref.get("request")))
-    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
-    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    limits = as_map(resources.get("limits"))
+    requests = as_map(resources.get("requests"))
     for section, values in (("limits", limits), ("requests", requests)):
         if section in resources:
             container.resource_sections[section] = [str(k) for k in values]
@@ -259,16 +266,26 @@ def _container_resources(
         bad = [s for s, v in counts.items() if v is None]
         if bad:
             wl.diagnostics.append(
-                make("DRA203", f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} is not a whole "
-                     "number of devices; left as is", loc, wl.ref)
+                make(
+                    "DRA203",
+                    f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} is not a whole "
+                    "number of devices; left as is",
+                    loc,
+                    wl.ref,
+                )
             )
             wl.blocked = True
             continue
-        values = set(counts.values())
-        if len(values) > 1:
+        distinct = set(counts.values())
+        if len(distinct) > 1:
             wl.diagnostics.append(
-                make("DRA202", f"container {container.name!r}: {name} requests={raw['requests']!r} but "
-                     f"limits={raw['limits']!r}; they must be equal, left as is", loc, wl.ref)
+                make(
+                    "DRA202",
+                    f"container {container.name!r}: {name} requests={raw['requests']!r} but "
+                    f"limits={raw['limits']!r}; they must be equal, left as is",
+                    loc,
+                    wl.ref,
+                )
             )
             wl.blocked = True
             continue
@@ -277,18 +294,27 @@ def _container_resources(
         merged = next((m for m in (merge_conflict(root, p, added) for p in paths) if m), None)
         if merged:
             wl.diagnostics.append(
-                make("DRA113", f"container {container.name!r}: {name}: the key {merged!r} on the way comes from "
-                     "(or is shadowed by) a YAML merge key (<<); editing the text would not give the intended "
-                     "data, left as is", loc, wl.ref)
+                make(
+                    "DRA113",
+                    f"container {container.name!r}: {name}: the key {merged!r} on the way comes from "
+                    "(or is shadowed by) a YAML merge key (<<); editing the text would not give the intended "
+                    "data, left as is",
+                    loc,
+                    wl.ref,
+                )
             )
             wl.blocked = True
             continue
         _path_node, via_alias = find(root, paths[0], pd.doc.aliased)
         if via_alias:
             wl.diagnostics.append(
-                make("DRA210", f"container {container.name!r}: {name} sits inside an anchored block that is "
-                     "aliased; left as is", loc, wl.ref)
+                make(
+                    "DRA210",
+                    f"container {container.name!r}: {name} sits inside an anchored block that is aliased; left as is",
+                    loc,
+                    wl.ref,
+                )
             )
             wl.blocked = True
             continue
-        container.demands.append(GpuDemand(name, values.pop() or 0, paths, line))
+        container.demands.append(GpuDemand(name, distinct.pop() or 0, paths, line))

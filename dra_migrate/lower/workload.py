@@ -58,25 +58,37 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
         if tl.skip:
             continue
         if pt.pod_claims:
-            tl.diag("DRA207", f"existing resourceClaims ({', '.join(sorted(claim_names))}) kept; the GPU claim "
-                    f"is added as {pod_claim!r}")
+            tl.diag(
+                "DRA207",
+                f"existing resourceClaims ({', '.join(sorted(claim_names))}) kept; the GPU claim "
+                f"is added as {pod_claim!r}",
+            )
         ops.extend(tl.ops)
         if tl.requests:
             ops.extend(_wire_claims(tl))
         if tl.shared_claim is None and tl.requests:
             docs.append(
-                claim_template(template_name, wl.namespace, tl.requests, ctx.options.api_version,
-                               tl.config or None, tl.constraints or None)
+                claim_template(
+                    template_name,
+                    wl.namespace,
+                    tl.requests,
+                    ctx.options.api_version,
+                    tl.config or None,
+                    tl.constraints or None,
+                )
             )
         docs.extend(tl.extra_documents)
         if tl.requests:
             summary = ", ".join(
-                f"{r.name}: {r.choice.count if r.choice else '1'}×{r.choice.device_class if r.choice else 'first-available'}"
+                f"{r.name}: " + (f"{r.choice.count}×{r.choice.device_class}" if r.choice else "1×first-available")
                 for r in tl.requests
             )
             target = tl.shared_claim["metadata"]["name"] if tl.shared_claim else template_name
-            tl.diag("DRA201", f"GPU requests moved to {'ResourceClaim' if tl.shared_claim else 'ResourceClaimTemplate'} "
-                    f"{target!r} (pod claim {pod_claim!r}; requests {summary})")
+            tl.diag(
+                "DRA201",
+                f"GPU requests moved to {'ResourceClaim' if tl.shared_claim else 'ResourceClaimTemplate'} "
+                f"{target!r} (pod claim {pod_claim!r}; requests {summary})",
+            )
     migrated = [tl for tl in lowered if not tl.skip and tl.requests]
     if migrated and wl.claims_support is not None:
         migrated[0].diag("DRA408", controller_warning(wl), wl.line)
@@ -86,11 +98,15 @@ def lower_workload(wl: Workload, ctx: RunContext) -> tuple[list[Op], list[dict[s
 def controller_warning(wl: Workload) -> str:
     min_version, note = wl.claims_support or ("unknown", "")
     if min_version == "unknown":
-        first = ("minimum controller version unknown: check that the controller and its CRD pass pod "
-                 "resourceClaims through before applying, or the pods get no GPU")
+        first = (
+            "minimum controller version unknown: check that the controller and its CRD pass pod "
+            "resourceClaims through before applying, or the pods get no GPU"
+        )
     else:
-        first = (f"needs a controller and CRD of at least {min_version}: older ones drop pod resourceClaims "
-                 "and the pods get no GPU")
+        first = (
+            f"needs a controller and CRD of at least {min_version}: older ones drop pod resourceClaims "
+            "and the pods get no GPU"
+        )
     return f"{wl.kind} ({wl.api_version}) {first}. {note}"
 
 

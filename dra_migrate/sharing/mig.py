@@ -14,8 +14,12 @@ from typing import Any
 MIG_CLASS = "mig.nvidia.com"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MEMORY_LABEL = "nvidia.com/gpu.memory"
-_RESOURCE = re.compile(r"nvidia\.com/mig-(?P<base>[0-9]+(?:c\.[0-9]+)?g\.[0-9]+gb)(?P<attrs>(?:\.[a-z]+)*?)(?P<shared>\.shared)?")
-_PRODUCT = re.compile(r"(?P<model>.+)-MIG-(?P<base>[0-9]+(?:c\.[0-9]+)?g\.[0-9]+gb)(?P<attrs>(?:[+.][a-z]+)*)(?P<shared>-SHARED)?")
+_RESOURCE = re.compile(
+    r"nvidia\.com/mig-(?P<base>[0-9]+(?:c\.[0-9]+)?g\.[0-9]+gb)(?P<attrs>(?:\.[a-z]+)*?)(?P<shared>\.shared)?"
+)
+_PRODUCT = re.compile(
+    r"(?P<model>.+)-MIG-(?P<base>[0-9]+(?:c\.[0-9]+)?g\.[0-9]+gb)(?P<attrs>(?:[+.][a-z]+)*)(?P<shared>-SHARED)?"
+)
 
 
 def profile_from_resource(resource: str) -> tuple[str, bool] | None:
@@ -44,8 +48,13 @@ def product_values(node_selector: dict[str, str], affinity: dict[str, Any] | Non
     with an `In` expression (several terms are ORed: only a value every term pins counts)."""
     if PRODUCT_LABEL in node_selector:
         return [node_selector[PRODUCT_LABEL]]
-    terms = (((affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-             or {}).get("nodeSelectorTerms") if isinstance(affinity, dict) else None
+    terms = (
+        (((affinity or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get(
+            "nodeSelectorTerms"
+        )
+        if isinstance(affinity, dict)
+        else None
+    )
     if not isinstance(terms, list) or not terms:
         return []
     per_term: list[set[str]] = []

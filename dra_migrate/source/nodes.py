@@ -7,7 +7,6 @@ original text without re-dumping anything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(slots=True, eq=False)
@@ -58,7 +57,7 @@ class Alias:
     col: int
 
 
-Node = Union[Scalar, Mapping, Sequence, Alias]
+Node = Scalar | Mapping | Sequence | Alias
 
 
 @dataclass(slots=True, eq=False)

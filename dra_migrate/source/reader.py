@@ -45,7 +45,9 @@ def decode(raw: bytes) -> tuple[str, bool]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise SourceError("DRA103", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line) from None
+        raise SourceError(
+            "DRA103", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line
+        ) from None
     bom = text.startswith(BOM)
     return (text[1:] if bom else text), bom
 
@@ -91,13 +93,13 @@ def parse_source(
 
 def _check_tabs(src: SourceFile) -> None:
     # YAML forbids tabs in indentation; the parser reports it, but with a less helpful message.
-    for i, start in enumerate(src.line_starts):
-        line = src.text[start : src.text.find("\n", start) if "\n" in src.text[start:] else len(src.text)]
+    for i, line in enumerate(src.text.split("\n")):
         indent = line[: len(line) - len(line.lstrip(" \t"))]
-        if "\t" in indent and line.strip() and not line.lstrip().startswith("#"):
-            # a tab after content is fine; a tab in block indentation is not, but flow/JSON tolerates it
-            if line.lstrip(" \t")[:1] not in ("}", "]", '"', "{", "[") and not src.path.endswith(".json"):
-                raise SourceError("DRA112", "tab character used for indentation", i + 1, len(indent))
+        if "\t" not in indent or not line.strip() or line.lstrip().startswith("#"):
+            continue
+        # a tab after content is fine; a tab in block indentation is not, but flow/JSON tolerates it
+        if line.lstrip(" \t")[:1] not in ("}", "]", '"', "{", "[") and not src.path.endswith(".json"):
+            raise SourceError("DRA112", "tab character used for indentation", i + 1, len(indent))
 
 
 def _complex_key(node: Node | None) -> Node | None:

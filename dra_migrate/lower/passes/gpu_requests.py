@@ -20,10 +20,15 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     for c in containers:
         for d in c.demands:
             rc = classify(d.resource)
-            if rc is None or rc.scheme != "gpu" or d.resource in tl.handled:
-                if not _handled_elsewhere(tl, d.resource):
-                    tl.diag("DRA213", f"container {c.name!r}: {d.resource} is not translated by this version; "
-                            "the pod template is left as is", d.line)
+            if (rc is None or rc.scheme != "gpu" or d.resource in tl.handled) and not _handled_elsewhere(
+                tl, d.resource
+            ):
+                    tl.diag(
+                        "DRA213",
+                        f"container {c.name!r}: {d.resource} is not translated by this version; "
+                        "the pod template is left as is",
+                        d.line,
+                    )
                     tl.skip = True
     if tl.skip:
         return
@@ -58,8 +63,13 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             tl.container_refs.setdefault(c.path, []).append(req.name)
             assert req.choice is not None
             if req.choice.count > count:
-                tl.diag("DRA209", f"init container {c.name!r} asked for {count} GPU(s) and now sees the "
-                        f"{req.choice.count} of request {req.name!r}", 0, c)
+                tl.diag(
+                    "DRA209",
+                    f"init container {c.name!r} asked for {count} GPU(s) and now sees the "
+                    f"{req.choice.count} of request {req.name!r}",
+                    0,
+                    c,
+                )
             else:
                 tl.diag("DRA204", f"init container {c.name!r} reuses the GPU(s) of request {req.name!r}", 0, c)
             continue
@@ -79,9 +89,14 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         after = sum(r.choice.count for r in tl.requests if r.choice)
         if after > before:
             names = ", ".join(repr(c.name) for c in own_request)
-            tl.diag("DRA205", f"init container(s) {names} need up to {init_req.choice.count} GPU(s) and no app "
-                    f"container request has as many: they share their own request {init_req.name!r}; the pod now "
-                    f"holds {after} GPU(s) for its lifetime instead of {before}", 0, own_request[0])
+            tl.diag(
+                "DRA205",
+                f"init container(s) {names} need up to {init_req.choice.count} GPU(s) and no app "
+                f"container request has as many: they share their own request {init_req.name!r}; the pod now "
+                f"holds {after} GPU(s) for its lifetime instead of {before}",
+                0,
+                own_request[0],
+            )
     for c in containers:
         for d in c.demands:
             if d.count == 0:
@@ -114,7 +129,9 @@ def _device_plugin_demand(containers: list[Container]) -> int:
     return max(apps, init_peak)
 
 
-def remove_resource_keys(tl: TemplateLowering, containers: list[Container], wanted: Callable[[str], bool]) -> list[DeleteKey]:
+def remove_resource_keys(
+    tl: TemplateLowering, containers: list[Container], wanted: Callable[[str], bool]
+) -> list[DeleteKey]:
     """Delete the wanted resource keys; drop a limits/requests map that the deletion empties."""
     ops: list[DeleteKey] = []
     for c in containers:

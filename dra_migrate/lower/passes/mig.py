@@ -60,10 +60,19 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             made.append((req, profile))
         how = resource
         if resource == GPU:
-            how = "single strategy, from the " + ("nvidia.com/gpu.product" if profile else "nvidia.com/mig.strategy") + " selector"
-        notes.append(f"container {c.name!r}: {count}× MIG {profile or 'slice of any profile'} ({how}) → request {name!r}")
-    tl.diag("DRA507", "; ".join(notes) + " on device class mig.nvidia.com (MIG memory is the real slice size, "
-            "smaller than the profile's nominal GB)")
+            how = (
+                "single strategy, from the "
+                + ("nvidia.com/gpu.product" if profile else "nvidia.com/mig.strategy")
+                + " selector"
+            )
+        notes.append(
+            f"container {c.name!r}: {count}× MIG {profile or 'slice of any profile'} ({how}) → request {name!r}"
+        )
+    tl.diag(
+        "DRA507",
+        "; ".join(notes) + " on device class mig.nvidia.com (MIG memory is the real slice size, "
+        "smaller than the profile's nominal GB)",
+    )
 
 
 def _pinned_to_single_strategy(tl: TemplateLowering) -> bool:
@@ -91,7 +100,12 @@ def _warn_single_strategy(tl: TemplateLowering, ctx: RunContext) -> None:
     else:
         inv = inventory(ctx)
         if inv.mig_strategy() == "single":
-            evidence = "MIG strategy single in " + ", ".join(sorted({w for w, v in inv.mig_strategies if v == "single"}))
+            evidence = "MIG strategy single in " + ", ".join(
+                sorted({w for w, v in inv.mig_strategies if v == "single"})
+            )
     if evidence:
-        tl.diag("DRA508", f"{evidence}: nvidia.com/gpu may have been a MIG slice on MIG-enabled nodes; translated "
-                "as a full GPU (gpu.nvidia.com), which never lands on a MIG-enabled GPU under DRA")
+        tl.diag(
+            "DRA508",
+            f"{evidence}: nvidia.com/gpu may have been a MIG slice on MIG-enabled nodes; translated "
+            "as a full GPU (gpu.nvidia.com), which never lands on a MIG-enabled GPU under DRA",
+        )

@@ -14,15 +14,20 @@ KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
     for scheme, code in (("hami", "DRA510"), ("volcano-vgpu", "DRA512")):
-        found = sorted({
-            (c.name, d.resource, d.count, d.line)
-            for c in tl.template.containers for d in c.demands
-            if (rc := classify(d.resource)) is not None and rc.scheme == scheme
-        })
+        found = sorted(
+            {
+                (c.name, d.resource, d.count, d.line)
+                for c in tl.template.containers
+                for d in c.demands
+                if (rc := classify(d.resource)) is not None and rc.scheme == scheme
+            }
+        )
         if found:
             names = ", ".join(f"{r}={n} (container {c!r})" for c, r, n, _ in found)
             gpu_note = ""
-            if scheme == "hami" and any(d.resource == "nvidia.com/gpu" for c in tl.template.containers for d in c.demands):
+            if scheme == "hami" and any(
+                d.resource == "nvidia.com/gpu" for c in tl.template.containers for d in c.demands
+            ):
                 gpu_note = "; nvidia.com/gpu here counts capped vGPU slices, not whole GPUs"
             tl.diag(code, f"{names}: not translated, the pod template is left as is{gpu_note}", found[0][3])
             tl.skip = True
@@ -30,8 +35,9 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     kai = {k: tl.template.annotations[k] for k in KAI_ANNOTATIONS if k in tl.template.annotations}
     if kai:
         what = ", ".join(f"{k}={v!r}" for k, v in kai.items())
-        tl.diag("DRA511", f"KAI scheduler GPU sharing annotation {what}: not translated, the pod template is left "
-                "as is")
+        tl.diag(
+            "DRA511", f"KAI scheduler GPU sharing annotation {what}: not translated, the pod template is left as is"
+        )
         tl.skip = True
 
 

@@ -53,14 +53,21 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     if not shared:
         return
     strategy = _strategy(tl, ctx)
-    others = [d.resource for c in tl.template.gpu_containers for d in c.demands
-              if d.resource not in shared and d.count and d.resource not in tl.handled]
+    others = [
+        d.resource
+        for c in tl.template.gpu_containers
+        for d in c.demands
+        if d.resource not in shared and d.count and d.resource not in tl.handled
+    ]
     if strategy == SHARED_CLAIM and tl.workload.kind == "DaemonSet":
         strategy = EXCLUSIVE
         tl.decisions.append(DAEMONSET)
     if strategy == SHARED_CLAIM and (others or len(shared) > 1):
-        tl.diag("DRA517", f"shared {', '.join(sorted(shared))} beside {', '.join(sorted(set(others) or set(list(shared)[1:])))}: "
-                "the pod template is left as is; annotate it dra-migrate.io/sharing: exclusive to give it whole devices")
+        tl.diag(
+            "DRA517",
+            f"shared {', '.join(sorted(shared))} beside {', '.join(sorted(set(others) or set(list(shared)[1:])))}: "
+            "the pod template is left as is; annotate it dra-migrate.io/sharing: exclusive to give it whole devices",
+        )
         tl.skip = True
         return
     if strategy == EXCLUSIVE:
@@ -93,19 +100,29 @@ def _shared_resources(tl: TemplateLowering, ctx: RunContext) -> dict[str, Shared
             if named_shared:
                 config = res.config if res.replicas else (res.candidates[0] if len(res.candidates) == 1 else None)
                 if config is None:
-                    tl.diag("DRA505", f"{d.resource}: no device plugin config found that shares it; assuming "
-                            "time-slicing with unknown replicas (pass the config with --sharing-config FILE)", d.line)
+                    tl.diag(
+                        "DRA505",
+                        f"{d.resource}: no device plugin config found that shares it; assuming "
+                        "time-slicing with unknown replicas (pass the config with --sharing-config FILE)",
+                        d.line,
+                    )
                     out[d.resource] = Shared(d.resource, None, TIME_SLICING, None, profile)
                 else:
-                    out[d.resource] = Shared(d.resource, config, config.strategy, config.replicas_for(d.resource),
-                                             profile)
+                    out[d.resource] = Shared(
+                        d.resource, config, config.strategy, config.replicas_for(d.resource), profile
+                    )
             elif res.replicas and res.config is not None:
                 out[d.resource] = Shared(d.resource, res.config, res.config.strategy, res.replicas, profile)
             elif res.config is None and res.candidates:
-                where = ", ".join(f"{c.label} ({c.strategy}, replicas={c.replicas_for(d.resource)})"
-                                  for c in res.candidates)
-                tl.diag("DRA506", f"{d.resource} is shared by {where} but no config is known to apply to this "
-                        "workload; translated as whole devices", d.line)
+                where = ", ".join(
+                    f"{c.label} ({c.strategy}, replicas={c.replicas_for(d.resource)})" for c in res.candidates
+                )
+                tl.diag(
+                    "DRA506",
+                    f"{d.resource} is shared by {where} but no config is known to apply to this "
+                    "workload; translated as whole devices",
+                    d.line,
+                )
     return out
 
 
@@ -160,11 +177,17 @@ def _exclusive(tl: TemplateLowering, ctx: RunContext, shared: dict[str, Shared])
         what += f" ({DAEMONSET})"
     if pods is not None and replicas:
         before = math.ceil(pods * per_pod / replicas)
-        tl.diag("DRA504", f"{what}: exclusive, each pod gets its own device; {pods} pod(s) × {per_pod} now need "
-                f"{pods * per_pod} GPU(s) where the shared setup needed {before} at replicas={replicas}")
+        tl.diag(
+            "DRA504",
+            f"{what}: exclusive, each pod gets its own device; {pods} pod(s) × {per_pod} now need "
+            f"{pods * per_pod} GPU(s) where the shared setup needed {before} at replicas={replicas}",
+        )
     else:
-        tl.diag("DRA504", f"{what}: exclusive, each pod gets its own device ({per_pod} per pod) where the shared "
-                f"setup put up to {replicas or 'N'} pods on one")
+        tl.diag(
+            "DRA504",
+            f"{what}: exclusive, each pod gets its own device ({per_pod} per pod) where the shared "
+            f"setup put up to {replicas or 'N'} pods on one",
+        )
 
 
 def _choice(s: Shared, count: int) -> DeviceChoice:
@@ -174,8 +197,12 @@ def _choice(s: Shared, count: int) -> DeviceChoice:
 
 
 def _more_than_one(tl: TemplateLowering, c: Container, s: Shared, count: int) -> None:
-    tl.diag("DRA514", f"container {c.name!r} asked for {count} replicas of {s.resource}; it now uses the one device "
-            "of its request", 0, c)
+    tl.diag(
+        "DRA514",
+        f"container {c.name!r} asked for {count} replicas of {s.resource}; it now uses the one device of its request",
+        0,
+        c,
+    )
 
 
 def _group_name(s: Shared, ctx: RunContext) -> str:
@@ -205,36 +232,51 @@ def _shared_claim(tl: TemplateLowering, ctx: RunContext, s: Shared) -> None:
     tl.handled.add(s.resource)
     config: list[dict[str, Any]] = []
     if s.profile:
-        tl.diag("DRA509", f"{s.resource}: time-slicing a MIG slice needs no config under DRA (TimeSlicing on MIG is "
-                "a no-op); pods sharing the claim time-share the slice")
+        tl.diag(
+            "DRA509",
+            f"{s.resource}: time-slicing a MIG slice needs no config under DRA (TimeSlicing on MIG is "
+            "a no-op); pods sharing the claim time-share the slice",
+        )
     elif s.config is not None:
         params = gpu_sharing_parameters(s.strategy, s.replicas, memory_mib(pt.node_selector))
         config = [opaque_config([req_name], params)]
         gate = GATES[s.strategy]
-        tl.diag("DRA503", f"ResourceClaim {name!r} uses GpuConfig strategy "
-                f"{params['sharing']['strategy']}: enable the DRA driver's alpha feature gate {gate} (Helm values: "
-                f"featureGates: {{{gate}: true}})")
+        tl.diag(
+            "DRA503",
+            f"ResourceClaim {name!r} uses GpuConfig strategy "
+            f"{params['sharing']['strategy']}: enable the DRA driver's alpha feature gate {gate} (Helm values: "
+            f"featureGates: {{{gate}: true}})",
+        )
     claim = resource_claim(name, wl.namespace, [req], ctx.options.api_version, config)
     tl.shared_claim = claim
     if first:
         tl.extra_documents.append(claim)
     limit = 32 if ctx.options.target_version == "1.32" else 256
     total = f"{group_pods}{'+' if unknown_pods else ''}"
-    msg = (f"{_describe(s)} → every pod references ResourceClaim {name!r} (one device, allocated once): all of them "
-           f"run on the same node; {total} pod(s) in this run reference it now (at most {limit} may)")
+    msg = (
+        f"{_describe(s)} → every pod references ResourceClaim {name!r} (one device, allocated once): all of them "
+        f"run on the same node; {total} pod(s) in this run reference it now (at most {limit} may)"
+    )
     if s.replicas:
         msg += f"; the old config allowed {s.replicas} per GPU"
     if len(containers) > 1:
         msg += f"; containers {', '.join(repr(c.name) for c in containers)} of each pod share that device too"
     tl.diag("DRA502", msg)
     if group_pods > limit or (s.replicas and group_pods > s.replicas):
-        tl.diag("DRA516", f"ResourceClaim {name!r} is now referenced by {group_pods} pods: "
-                + (f"over the limit of {limit}" if group_pods > limit else
-                   f"more than the {s.replicas} replicas per GPU of the old config"))
+        tl.diag(
+            "DRA516",
+            f"ResourceClaim {name!r} is now referenced by {group_pods} pods: "
+            + (
+                f"over the limit of {limit}"
+                if group_pods > limit
+                else f"more than the {s.replicas} replicas per GPU of the old config"
+            ),
+        )
 
 
-def resource_claim(name: str, namespace: str | None, requests: list[Request], api_version: str,
-                   config: list[dict[str, Any]]) -> dict[str, Any]:
+def resource_claim(
+    name: str, namespace: str | None, requests: list[Request], api_version: str, config: list[dict[str, Any]]
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     if namespace:
         metadata["namespace"] = namespace
