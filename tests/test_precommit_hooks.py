@@ -68,12 +68,6 @@ def _try_repo(
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.xfail(
-    strict=True,
-    reason="core packaging bug: a non-editable install (pre-commit runs "
-    "`pip install .`) lacks rules/ and schemas/, which live outside the package (DRA902 "
-    "FileNotFoundError site-packages/rules/resources.yaml); remove this mark once they ship",
-)
 def test_try_repo_fixer_then_check(tmp_path: Path) -> None:
     pytest.importorskip("pre_commit")
     if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
