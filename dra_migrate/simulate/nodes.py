@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.selection import nodematch
+
 
 @dataclass(frozen=True, slots=True)
 class Node:
@@ -24,42 +26,9 @@ class Node:
         return Node(name=str(meta.get("name", "")), labels=labels)
 
 
-def _requirement_matches(req: Mapping[str, Any], values_by_key: Mapping[str, str]) -> bool:
-    key = str(req.get("key", ""))
-    op = str(req.get("operator", ""))
-    values = [str(v) for v in (req.get("values") or [])]
-    present = key in values_by_key
-    value = values_by_key.get(key)
-    if op == "In":
-        return present and value in values
-    if op == "NotIn":
-        return not present or value not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt"):
-        # Upstream parses both sides as integers; anything unparsable does not match.
-        if not present or len(values) != 1:
-            return False
-        try:
-            have, want = int(str(value)), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
 def term_matches(term: Mapping[str, Any], node: Node) -> bool:
-    exprs = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not exprs and not fields:
-        return False
-    if not all(_requirement_matches(r, node.labels) for r in exprs):
-        return False
-    # metadata.name is the only field upstream supports in matchFields.
-    node_fields = {"metadata.name": node.name}
-    return all(_requirement_matches(r, node_fields) for r in fields)
+    """One NodeSelectorTerm against a node (the semantics live in dra_migrate.selection.nodematch)."""
+    return nodematch.term_matches(node.labels, term, node.name)
 
 
 def node_selector_matches(selector: Mapping[str, Any] | None, node: Node) -> bool:
