@@ -119,7 +119,8 @@ def _compose(events: object) -> list[Document]:
             frame = stack.pop()
             frame.node.end = em.index
         elif isinstance(ev, yaml.AliasEvent):
-            target = anchors.get(ev.anchor)
+            anchor = str(ev.anchor)  # an alias event always names its anchor
+            target = anchors.get(anchor)
             if target is None:  # libyaml leaves undefined aliases to the composer
                 raise ComposeError("DRA101", f"undefined alias {ev.anchor!r} (anchors do not carry across "
                                    "documents)", sm.line + 1, sm.column + 1)
@@ -128,8 +129,8 @@ def _compose(events: object) -> list[Document]:
                                    sm.line + 1, sm.column + 1)
             assert doc is not None
             doc.aliases += 1
-            doc.aliased.add(ev.anchor)
-            attach(Alias(target, ev.anchor, sm.index, em.index, sm.line, sm.column))
+            doc.aliased.add(anchor)
+            attach(Alias(target, anchor, sm.index, em.index, sm.line, sm.column))
         elif isinstance(ev, yaml.DocumentStartEvent):
             anchors = {}
             doc = Document(None, len(docs), sm.index, -1, em.index, bool(ev.explicit), False, 0, anchors)
