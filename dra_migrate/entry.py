@@ -30,7 +30,7 @@ def _configured(start: str) -> bool:
         if os.path.isfile(pp):
             try:
                 with open(pp, "rb") as f:
-                    if b"dra-migrate" in f.read():
+                    if b"[tool.dra-migrate" in f.read():  # the config table, not a mere mention
                         return True
             except OSError:
                 return True

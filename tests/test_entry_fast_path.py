@@ -56,3 +56,15 @@ def test_prefilter_covers_every_pre_pass() -> None:
 
     wanted = {p.encode() for p in pipeline.PREFILTER} | set(discover.PREFILTER) | {bridge.PREFILTER}
     assert wanted <= set(entry._PREFILTER)
+
+
+def test_pyproject_config_table_not_a_mention_declines_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "plain.yaml").write_bytes(PLAIN)
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["dra-migrate"]\n')
+    assert entry._fast_path(["migrate", "--check", "plain.yaml"]) == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.dra-migrate]\nformat = "json"\n')
+    assert entry._fast_path(["migrate", "--check", "plain.yaml"]) is None
