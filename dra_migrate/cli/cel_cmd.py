@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 import yaml
 
-from dra_migrate.cel import CelCompileError, CelEvalError, DeviceView, compile_selector, device_from_slice
-from dra_migrate.cel.device import DeviceFormatError
-from dra_migrate.cel.devices import devices_from_slices, load_nvidia_devices
+from dra_migrate.cel.device import DeviceFormatError, DeviceView, device_from_slice
 
 DEFAULT_DRIVER = "gpu.nvidia.com"
 
 
 def _load_devices(device: Path | None, slices: Path | None, driver: str) -> list[DeviceView]:
+    from dra_migrate.cel.devices import devices_from_slices, load_nvidia_devices
+
     views: list[DeviceView] = []
     if device is not None:
         entry = yaml.safe_load(device.read_text(encoding="utf-8"))
@@ -44,6 +44,10 @@ def cel(
 
     Prints `device: true|false|error: message` per device. Exit code 2 if EXPR does not compile.
     """
+    # imported here: the CEL parser is costly to build, and every other command starts without it
+    from dra_migrate.cel.compiler import compile_selector
+    from dra_migrate.cel.errors import CelCompileError, CelEvalError
+
     try:
         selector = compile_selector(expression)
     except CelCompileError as e:
