@@ -240,16 +240,23 @@ def place_replicas(
             break
         chosen = sim.candidates[0]
         commit(sim, chosen, state)
-        subrequests: dict[tuple[str, str], str | None] = {}
-        devices: dict[str, tuple[DeviceId, ...]] = {}
-        for pc in sim.pod_claims:
-            allocation = chosen.claim(pc.pod_claim_name)
-            if allocation is None and pc.claim:
-                allocation = state.shared[pc.claim].allocation
-            if allocation is None:
-                continue
-            devices[pc.pod_claim_name] = allocation.devices
-            for r in allocation.requests:
-                subrequests[(pc.pod_claim_name, r.request)] = r.subrequest
-        report.placed.append(ReplicaPlacement(index, chosen.node, subrequests, devices))
+        report.placed.append(placement(index, sim, chosen, state))
     return report
+
+
+def placement(
+    index: int, sim: PodSimulation, chosen: AllocationResult, state: ClusterState
+) -> ReplicaPlacement:
+    """Where replica `index` went: its node, each claim's devices and the firstAvailable choice per request."""
+    subrequests: dict[tuple[str, str], str | None] = {}
+    devices: dict[str, tuple[DeviceId, ...]] = {}
+    for pc in sim.pod_claims:
+        allocation = chosen.claim(pc.pod_claim_name)
+        if allocation is None and pc.claim:
+            allocation = state.shared[pc.claim].allocation
+        if allocation is None:
+            continue
+        devices[pc.pod_claim_name] = allocation.devices
+        for r in allocation.requests:
+            subrequests[(pc.pod_claim_name, r.request)] = r.subrequest
+    return ReplicaPlacement(index, chosen.node, subrequests, devices)

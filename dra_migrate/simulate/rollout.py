@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.simulate.allocator import AllocationResult, Allocator
-from dra_migrate.simulate.cluster import ClusterState, PodSimulation, ReplicaPlacement, commit, simulate_pod
-from dra_migrate.simulate.inventory import DeviceId, Inventory
+from dra_migrate.simulate.allocator import Allocator
+from dra_migrate.simulate.cluster import ClusterState, ReplicaPlacement, commit, placement, simulate_pod
+from dra_migrate.simulate.inventory import Inventory
 
 
 def _resolve(value: Any, total: int, round_up: bool) -> int:
@@ -108,23 +108,6 @@ def replay(
             break
     result.pending, result.old_left = pending, len(old)
     return result
-
-
-def placement(
-    index: int, sim: PodSimulation, chosen: AllocationResult, state: ClusterState
-) -> ReplicaPlacement:
-    subrequests: dict[tuple[str, str], str | None] = {}
-    devices: dict[str, tuple[DeviceId, ...]] = {}
-    for pc in sim.pod_claims:
-        allocation = chosen.claim(pc.pod_claim_name)
-        if allocation is None and pc.claim:
-            allocation = state.shared[pc.claim].allocation
-        if allocation is None:
-            continue
-        devices[pc.pod_claim_name] = allocation.devices
-        for r in allocation.requests:
-            subrequests[(pc.pod_claim_name, r.request)] = r.subrequest
-    return ReplicaPlacement(index, chosen.node, subrequests, devices)
 
 
 def _release(pod: ReplicaPlacement, state: ClusterState) -> None:
