@@ -53,17 +53,11 @@ def validate_changed_object(
 
 
 def selectors_of(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    """(device class, CEL expression) for every request selector of a claim or claim template."""
-    out: list[tuple[str, str]] = []
-    devices = (((obj.get("spec") or {}).get("spec") or obj.get("spec") or {}).get("devices")) or {}
-    for req in devices.get("requests") or []:
-        for part in [req, req.get("exactly") or {}, *(req.get("firstAvailable") or [])]:
-            device_class = str(part.get("deviceClassName", ""))
-            for sel in part.get("selectors") or []:
-                expr = (sel.get("cel") or {}).get("expression")
-                if isinstance(expr, str):
-                    out.append((device_class, expr))
-    return out
+    """(device class, CEL expression) for every selector of a claim or claim template ("" for a DeviceClass's own);
+    one reader of the request shapes (v1beta1 flat, exactly, firstAvailable) for the checks and the lints."""
+    from dra_migrate.lint import selectors
+
+    return selectors(obj)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -163,10 +157,6 @@ def features_used(obj: dict[str, Any]) -> list[tuple[str, str]]:
 
 def cel_expressions(obj: dict[str, Any]) -> list[str]:
     """Every CEL selector expression of a claim, claim template or DeviceClass."""
-    if obj.get("kind") == "DeviceClass":
-        spec = _dict(obj.get("spec"))
-        return [e for s in spec.get("selectors") or [] if isinstance(s, dict)
-                for e in [(s.get("cel") or {}).get("expression")] if isinstance(e, str)]
     return [expr for _class, expr in selectors_of(obj)]
 
 
