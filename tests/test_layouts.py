@@ -140,6 +140,25 @@ def test_gitignore_prunes_walks_but_not_named_files(tmp_path: Path) -> None:
     assert len(named.files) == 1
 
 
+def test_named_directory_is_walked_even_when_gitignored(tmp_path: Path) -> None:
+    # As ripgrep does: naming an ignored directory is asking for it. The patterns that ignore the
+    # directory (or one above it) do not apply inside it; every other pattern still does.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("out/\n*.tmp.yaml\n")
+    (tmp_path / "out" / "repo" / "app").mkdir(parents=True)
+    (tmp_path / "out" / "repo" / "app" / ".gitignore").write_text("local.yaml\n")
+    for f in ("out/repo/a.yaml", "out/repo/app/b.yaml", "out/repo/app/c.tmp.yaml", "out/repo/app/local.yaml"):
+        (tmp_path / f).write_text(GPU_DEPLOYMENT)
+
+    def scanned(arg: Path) -> set[str]:
+        res = run_migration(RunConfig([str(arg)], mode="check"))
+        return {Path(f.path).relative_to(tmp_path).as_posix() for f in res.files}
+
+    assert scanned(tmp_path) == set()
+    assert scanned(tmp_path / "out") == {"out/repo/a.yaml", "out/repo/app/b.yaml"}
+    assert scanned(tmp_path / "out" / "repo") == {"out/repo/a.yaml", "out/repo/app/b.yaml"}
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
