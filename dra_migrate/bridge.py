@@ -11,7 +11,7 @@ repository already defines (a resource they map is already DRA-backed).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,12 +74,20 @@ def scan_raw(raw: bytes) -> dict[str, str]:
 def scan_paths(paths: Iterable[str], excludes: Iterable[str] = ()) -> dict[str, str]:
     from dra_migrate.discover import discover
 
+    def read() -> Iterator[bytes]:
+        for found in discover(list(paths), list(excludes)):
+            try:
+                yield found.path.read_bytes()
+            except OSError:
+                continue
+
+    return classes_from(read())
+
+
+def classes_from(files: Iterable[bytes]) -> dict[str, str]:
+    """Extended resource → DeviceClass over files' bytes (the first mapping of a resource wins)."""
     out: dict[str, str] = {}
-    for found in discover(list(paths), list(excludes)):
-        try:
-            raw = found.path.read_bytes()
-        except OSError:
-            continue
+    for raw in files:
         for name, cls in scan_raw(raw).items():
             out.setdefault(name, cls)
     return out

@@ -86,10 +86,10 @@ def _walk(
         name = entry.name
         if not name.endswith(EXTENSIONS):
             continue
+        if ignore and ignore.ignored_in(top, name):
+            continue
         fp = Path(top, name)
         if excludes and _excluded(fp, excludes):
-            continue
-        if ignore and ignore.ignored(fp):
             continue
         if entry.is_symlink():
             target = fp.resolve()
@@ -105,8 +105,7 @@ def _walk(
     for name, is_link in sorted(dirs):
         if name in SKIP_DIRS or is_link:
             continue
-        dp = Path(top, name)
-        if (excludes and _excluded(dp, excludes)) or (ignore and ignore.ignored(dp, is_dir=True)):
+        if (ignore and ignore.ignored_in(top, name, is_dir=True)) or (excludes and _excluded(Path(top, name), excludes)):
             continue
         yield from _walk(os.path.join(top, name), arg, root, excludes, ignore, diagnostics)
 

@@ -68,8 +68,11 @@ class FileResult:
         self.original, self.output = b"", None
 
 
+_PREFILTER_BYTES = tuple(p.encode() for p in PREFILTER)
+
+
 def might_need_migration(raw: bytes) -> bool:
-    return any(p.encode() in raw for p in PREFILTER)
+    return any(p in raw for p in _PREFILTER_BYTES)
 
 
 def reserve_existing_templates(docs: list[ParsedDocument], namer: TemplateNamer) -> None:

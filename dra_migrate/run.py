@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import itertools
 import os
 import signal
 import sys
@@ -122,10 +123,10 @@ def run_migration(cfg: RunConfig) -> RunResult:
 
 def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     result = RunResult()
-    _scan_repo_classes(cfg)
     if cfg.options.strategy == "extended-resource":
         from dra_migrate.bridge import run_bridge
 
+        _scan_repo_classes(cfg)
         run_bridge(cfg, result)
         result.diagnostics.extend(gate_override_problems(cfg.options))
         return result
@@ -138,34 +139,34 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     claims: list[tuple[str, dict[str, Any]]] = []
     if list(cfg.paths) == ["-"]:
         raw = sys.stdin.buffer.read()
-        _scan_sharing(cfg, result, [], raw)
-        from dra_migrate.bridge import scan_raw
-
-        cfg.options.extended_resource_classes = {**scan_raw(raw), **cfg.options.extended_resource_classes}
+        _repo_prepass(cfg, result, [("<stdin>", raw)])
         fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
         result.files.append(fr)
         result.scanned = 1
         claims.extend(("<stdin>", d) for d in fr.new_documents)
         _finish(cfg, result, claims)
         return result
-    _scan_sharing(cfg, result, cfg.paths)
     from dra_migrate.integrations.layout import Layout
 
     found_all = list(discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore))
     layout = Layout(found_all)
-    pool = _Processor(cfg, rules, ctx)
-    # First pass: read every file once, settle the ones without GPU keys at once (copies to --output-dir) and
-    # hand the others to the processor, which may translate them in worker processes meanwhile. What the
-    # run reports is then gathered in file order, so the outcome does not depend on --jobs.
+    # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
+    # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
+    # runs over them before any workload is translated, since those settings usually sit in other files.
     entries: list[tuple[str, Any]] = []
+    for n, found in enumerate(found_all):
+        if cfg.progress is not None:
+            cfg.progress(n, len(found_all), found.display)
+        if _interrupted(result, interrupt, found.display):
+            break
+        result.scanned += 1
+        entries.append(_read_pass(cfg, found))
+    _repo_prepass(cfg, result, [(v[0].display, v[1]) for k, v in entries if k == "kept"])
+    # Then the translation: the processor may run it in worker processes; what the run reports is gathered in
+    # file order, so the outcome does not depend on --jobs.
+    pool = _Processor(cfg, rules, ctx)
     try:
-        for n, found in enumerate(found_all):
-            if cfg.progress is not None:
-                cfg.progress(n, len(found_all), found.display)
-            if _interrupted(result, interrupt, found.display):
-                break
-            result.scanned += 1
-            entries.append(_first_pass(cfg, result, layout, pool, found))
+        entries = [_route(cfg, layout, pool, *v) if k == "kept" else (k, v) for k, v in entries]
         for kind, value in entries:
             if kind == "diagnostics":
                 result.diagnostics.extend(value)
@@ -183,7 +184,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     return result
 
 
-def _first_pass(cfg: RunConfig, result: RunResult, layout: Any, pool: _Processor, found: Found) -> tuple[str, Any]:
+def _read_pass(cfg: RunConfig, found: Found) -> tuple[str, Any]:
     diags: list[Diagnostic] = []
     try:
         with open(found.path, "rb") as f:
@@ -197,7 +198,17 @@ def _first_pass(cfg: RunConfig, result: RunResult, layout: Any, pool: _Processor
             return "diagnostics", diags
     except OSError as exc:
         return "diagnostics", [make("DRA106", f"cannot read: {exc.strerror}", Location(found.display))]
-    if not might_need_migration(raw):
+    if might_need_migration(raw) or _might_hold_repo_settings(raw):
+        return "kept", (found, raw)
+    if cfg.output_dir is not None:
+        _write_output(cfg, diags, found.path, found.root, raw)
+    return "diagnostics", diags
+
+
+def _route(cfg: RunConfig, layout: Any, pool: _Processor, found: Found, raw: bytes) -> tuple[str, Any]:
+    """A kept file: reported by the layout (kustomize patches, chart templates), or sent to translation."""
+    if not might_need_migration(raw):  # kept for the pre-pass only
+        diags: list[Diagnostic] = []
         if cfg.output_dir is not None:
             _write_output(cfg, diags, found.path, found.root, raw)
         return "diagnostics", diags
@@ -232,15 +243,26 @@ def _settle(
     fr.release()
 
 
-def _scan_sharing(cfg: RunConfig, result: RunResult, paths: Sequence[str], stdin: bytes | None = None) -> None:
-    """The repo-wide pre-pass: device plugin sharing configs usually sit in other files than workloads."""
-    from dra_migrate.sharing.discover import obsolete_config_diagnostics, scan_bytes, scan_sharing_configs
+def _might_hold_repo_settings(raw: bytes) -> bool:
+    from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
+    from dra_migrate.sharing.discover import might_hold_sharing
 
-    inv = scan_sharing_configs([*paths, *(str(p) for p in cfg.sharing_configs)], cfg.excludes)
-    if stdin is not None:
-        scan_bytes("<stdin>", stdin, inv)
+    return CLASS_PREFILTER in raw or might_hold_sharing(raw)
+
+
+def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, bytes]]) -> None:
+    """Repo-wide settings, from the files the run read: device plugin sharing configs (plus --sharing-config
+    files kept elsewhere) and DeviceClasses that already map an extended resource to DRA."""
+    from dra_migrate.bridge import classes_from
+    from dra_migrate.sharing.discover import inventory_from, obsolete_config_diagnostics, read_files
+
+    elsewhere = read_files([str(p) for p in cfg.sharing_configs], cfg.excludes)
+    inv = inventory_from(itertools.chain(files, elsewhere))
     cfg.options.extra["sharing"] = inv
     result.diagnostics.extend(obsolete_config_diagnostics(inv))
+    # classes set by the caller win over the repository's
+    cfg.options.extended_resource_classes = {**classes_from(raw for _d, raw in files),
+                                             **cfg.options.extended_resource_classes}
 
 
 def _scan_repo_classes(cfg: RunConfig) -> None:

@@ -99,3 +99,9 @@ def test_probe_of_a_missing_tool_reports_instead_of_raising() -> None:
     assert tool.cmd[0] == sys.executable
     assert "exit 1" in tool.error and "no_such_module_for_bench" in tool.error
     assert not tool.has_jobs
+
+
+def test_scanned_count_reads_the_tool_summary() -> None:
+    tail = "warning: x\n9819 file(s) scanned, 466 with GPU keys, 410 changed, 0 new file(s), 12 left untouched\n"
+    assert run.scanned_count(tail) == 9819
+    assert run.scanned_count("no summary here") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,68 +22,92 @@ class GitIgnore:
     As in ripgrep, a directory named on the command line is walked even when a .gitignore ignores it (or a
     directory above it): the patterns that ignore the walk root itself do not apply below it, every other
     pattern does. Otherwise `dra-migrate migrate build/manifests` would silently find nothing.
+
+    Paths are plain strings here: a walk asks once per entry, and pathlib costs more than the matching.
     """
 
     def __init__(self, walk_root: Path) -> None:
         root = walk_root.resolve()
-        self.root = root
-        self.top = repo_root(root) or root
-        self._specs: dict[Path, Any] = {}
-        self._chains: dict[Path, list[tuple[str, Any, frozenset[int]]]] = {}
-        self._root_patterns: dict[Path, frozenset[int]] = {}
+        self.root = os.fspath(root)
+        self.top = os.fspath(repo_root(root) or root)
+        # directory walks join names onto the argument and never follow directory links, so a directory
+        # below it resolves to the resolved root joined with the same names (spares a resolve() per directory)
+        self._arg = os.fspath(walk_root)
+        self._arg_prefix = os.path.join(self._arg, "")
+        self._specs: dict[str, Any] = {}
+        self._chains: dict[str, list[tuple[str, Any, frozenset[int]]]] = {}
+        self._by_resolved: dict[str, list[tuple[str, Any, frozenset[int]]]] = {}
 
-    def _spec(self, directory: Path) -> Any:
+    def ignored(self, path: Path, is_dir: bool = False) -> bool:
+        return self.ignored_in(os.fspath(path.parent), path.name, is_dir)
+
+    def ignored_in(self, parent: str, name: str, is_dir: bool = False) -> bool:
+        """Is `name` in the directory `parent` (a path as the walk spells it) ignored?"""
+        # Everything but the last component depends on the parent directory only: resolved (symlinks in
+        # the name itself are not followed) and matched against its .gitignore chain once per directory.
+        chain = self._chains.get(parent)
+        if chain is None:
+            chain = self._chains[parent] = self._resolved_chain(self._resolve(parent))
+        decision = False
+        # Deeper .gitignore files override shallower ones, as in git.
+        for prefix, spec, root_patterns in chain:
+            res = spec.check_file(prefix + name + ("/" if is_dir else ""))
+            if res.include is not None and res.index not in root_patterns:
+                decision = bool(res.include)
+        return decision
+
+    def _resolve(self, parent: str) -> str:
+        if parent.startswith(self._arg_prefix):
+            return os.path.join(self.root, parent[len(self._arg_prefix):])
+        if parent == self._arg:
+            return self.root
+        return os.fspath(Path(parent).resolve())
+
+    def _under_top(self, directory: str) -> bool:
+        return directory == self.top or directory.startswith(os.path.join(self.top, ""))
+
+    def _resolved_chain(self, rp: str) -> list[tuple[str, Any, frozenset[int]]]:
+        """(path of `rp` relative to a directory + '/', its spec, the indexes of its patterns that ignore the
+        walk root or a directory above it) for each .gitignore from the top down to `rp`. Built from the
+        parent's chain (cached): one .gitignore lookup per directory, not one per ancestor."""
+        found = self._by_resolved.get(rp)
+        if found is not None:
+            return found
+        if not self._under_top(rp):
+            out: list[tuple[str, Any, frozenset[int]]] = []
+        else:
+            out = []
+            if rp != self.top:
+                parent, name = os.path.split(rp)
+                out = [(prefix + name + "/", spec, roots) for prefix, spec, roots in self._resolved_chain(parent)]
+            spec = self._spec(rp)
+            if spec is not None:
+                out.append(("", spec, self._patterns_ignoring_root(rp, spec)))
+        self._by_resolved[rp] = out
+        return out
+
+    def _spec(self, directory: str) -> Any:
         if directory not in self._specs:
-            f = directory / ".gitignore"
+            f = os.path.join(directory, ".gitignore")
             spec = None
-            if f.is_file():
+            if os.path.isfile(f):
                 import pathspec
 
                 try:
-                    lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+                    with open(f, encoding="utf-8", errors="replace") as fh:
+                        lines = fh.read().splitlines()
                 except OSError:
                     lines = []
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             self._specs[directory] = spec
         return self._specs[directory]
 
-    def ignored(self, path: Path, is_dir: bool = False) -> bool:
-        # Everything but the last component depends on the parent directory only: resolved (symlinks in
-        # the name itself are not followed) and matched against its .gitignore chain once per directory.
-        chain = self._chains.get(path.parent)
-        if chain is None:
-            chain = self._chains[path.parent] = self._chain(path.parent)
-        decision = False
-        # Deeper .gitignore files override shallower ones, as in git.
-        for prefix, spec, root_patterns in chain:
-            res = spec.check_file(prefix + path.name + ("/" if is_dir else ""))
-            if res.include is not None and res.index not in root_patterns:
-                decision = bool(res.include)
-        return decision
-
-    def _chain(self, parent: Path) -> list[tuple[str, Any, frozenset[int]]]:
-        """(path of `parent` relative to a directory + '/', its spec, the indexes of its patterns that ignore
-        the walk root or a directory above it) for each .gitignore above `parent`, top first."""
-        rp = parent.resolve()
-        if rp != self.top and not rp.is_relative_to(self.top):
-            return []
-        out: list[tuple[str, Any, frozenset[int]]] = []
-        for directory in reversed([rp, *(d for d in rp.parents if d == self.top or d.is_relative_to(self.top))]):
-            spec = self._spec(directory)
-            if spec is not None:
-                rel = rp.relative_to(directory).as_posix()
-                out.append(("" if rel == "." else rel + "/", spec, self._patterns_ignoring_root(directory, spec)))
-        return out
-
-    def _patterns_ignoring_root(self, directory: Path, spec: Any) -> frozenset[int]:
-        found = self._root_patterns.get(directory)
-        if found is None:
-            hits: set[int] = set()
-            if self.root != directory and self.root.is_relative_to(directory):
-                rel = self.root.relative_to(directory)
-                for i in range(1, len(rel.parts) + 1):
-                    res = spec.check_file("/".join(rel.parts[:i]) + "/")
-                    if res.include and res.index is not None:
-                        hits.add(res.index)
-            found = self._root_patterns[directory] = frozenset(hits)
-        return found
+    def _patterns_ignoring_root(self, directory: str, spec: Any) -> frozenset[int]:
+        hits: set[int] = set()
+        if self.root != directory and self.root.startswith(os.path.join(directory, "")):
+            parts = os.path.relpath(self.root, directory).split(os.sep)
+            for i in range(1, len(parts) + 1):
+                res = spec.check_file("/".join(parts[:i]) + "/")
+                if res.include and res.index is not None:
+                    hits.add(res.index)
+        return frozenset(hits)

@@ -6,7 +6,7 @@ skipped without decoding. Files that fail to parse are ignored here (the main pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -34,18 +34,32 @@ MAX_BYTES = 8 * 1024 * 1024
 
 
 def scan_sharing_configs(paths: Sequence[str], excludes: Sequence[str] = ()) -> SharingInventory:
+    return inventory_from(read_files(paths, excludes))
+
+
+def inventory_from(files: Iterable[tuple[str, bytes]]) -> SharingInventory:
+    """The inventory of (display path, bytes) pairs; a run passes the files its own walk already read."""
     inv = SharingInventory()
+    for display, raw in files:
+        if might_hold_sharing(raw):
+            scan_bytes(display, raw, inv)
+    _attach_nodes(inv)
+    return inv
+
+
+def might_hold_sharing(raw: bytes) -> bool:
+    return any(p in raw for p in PREFILTER)
+
+
+def read_files(paths: Sequence[str], excludes: Sequence[str] = ()) -> Iterator[tuple[str, bytes]]:
+    """(display path, bytes) of every file under `paths` (files over MAX_BYTES and unreadable ones skipped)."""
     for found in discover(paths, excludes):
         try:
             if found.path.stat().st_size > MAX_BYTES:
                 continue
-            raw = found.path.read_bytes()
+            yield found.display, found.path.read_bytes()
         except OSError:
             continue
-        if any(p in raw for p in PREFILTER):
-            scan_bytes(found.display, raw, inv)
-    _attach_nodes(inv)
-    return inv
 
 
 def scan_bytes(path: str, raw: bytes, inv: SharingInventory) -> None:
