@@ -59,7 +59,7 @@ class Processor:
         self.auto = cfg.jobs is None
         self.waiting: list[Item] = []  # submitted, not yet sent to a worker
         self.sent: deque[tuple[Future[list[tuple[FileResult, list[TraceEntry]]]], int]] = deque()
-        self.ready: deque[tuple[FileResult, list[TraceEntry]] | None] = deque()
+        self.ready: deque[tuple[FileResult, list[TraceEntry] | None] | None] = deque()
         self.submitted = 0
         self.executor: ProcessPoolExecutor | None = None
         self.conflicts = 0  # files translated again in the parent (for benchmarks)
@@ -79,6 +79,11 @@ class Processor:
         if self.executor is None:
             import multiprocessing
 
+            # The parent translates the first file itself before forking: it is first in file order (its
+            # result needs no replay), and the workers inherit what it loaded (schemas, validators, the CEL
+            # environment, compiled selectors) instead of each loading them again.
+            display, raw, helm = self.waiting.pop(0)
+            self.ready.append((self._serial(display, raw, helm), None))
             _WORKER.update(options=self.cfg.options, rules=self.rules,
                            claims_elsewhere=self.cfg.claims_out is not None)
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
@@ -102,6 +107,8 @@ class Processor:
         if done is None:
             return self._serial(display, raw, helm)
         fr, trace = done
+        if trace is None:  # translated by the parent, in order
+            return fr
         if fr.path != display or not self.ctx.namer.replay(trace):
             self.conflicts += 1
             return self._serial(display, raw, helm)

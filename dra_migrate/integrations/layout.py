@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 class Layout:
     def __init__(self, found: Sequence[Found]) -> None:
-        self.kustomizations: list[kustomize.Kustomization] = []
+        self.kustomizations: dict[Path, kustomize.Kustomization] = {}  # by resolved path
         self.patch_files: dict[Path, kustomize.PatchRef] = {}
         seen: set[Path] = set()
         for f in found:
@@ -33,17 +33,18 @@ class Layout:
                 seen.add(key)
                 k = kustomize.load(f.path, f.display)
                 if k is not None:
-                    self.kustomizations.append(k)
+                    self.kustomizations[key] = k
                     self.patch_files.update(k.patch_files)
 
     def intercept(self, found: Found, raw: bytes) -> list[Diagnostic] | None:
         """Diagnostics for a file the compiler must not rewrite; None when the compiler should process it."""
         from dra_migrate.source.reader import is_helm_template_path
 
+        resolved = found.path.resolve()
         if found.path.name in kustomize.KUSTOMIZATION_NAMES:
-            k = next((k for k in self.kustomizations if k.path.resolve() == found.path.resolve()), None)
+            k = self.kustomizations.get(resolved)
             return kustomize.inline_patch_diagnostics(k) if k is not None else None
-        ref = self.patch_files.get(found.path.resolve())
+        ref = self.patch_files.get(resolved)
         if ref is not None:
             return kustomize.patch_file_diagnostics(found.display, raw, ref)
         if is_helm_template_path(found.path):
