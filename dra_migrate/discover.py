@@ -105,7 +105,9 @@ def _walk(
     for name, is_link in sorted(dirs):
         if name in SKIP_DIRS or is_link:
             continue
-        if (ignore and ignore.ignored_in(top, name, is_dir=True)) or (excludes and _excluded(Path(top, name), excludes)):
+        if ignore and ignore.ignored_in(top, name, is_dir=True):
+            continue
+        if excludes and _excluded(Path(top, name), excludes):
             continue
         yield from _walk(os.path.join(top, name), arg, root, excludes, ignore, diagnostics)
 

@@ -22,19 +22,31 @@ if TYPE_CHECKING:
 
 class Layout:
     def __init__(self, found: Sequence[Found]) -> None:
-        self.kustomizations: dict[Path, kustomize.Kustomization] = {}  # by resolved path
+        self.kustomizations: dict[Path, kustomize.Kustomization | None] = {}  # by resolved path
+        self._unparsed: dict[Path, Found] = {}  # kustomizations without patches, parsed if ever asked about
         self.patch_files: dict[Path, kustomize.PatchRef] = {}
-        seen: set[Path] = set()
         for f in found:
             if f.path.name in kustomize.KUSTOMIZATION_NAMES:
                 key = f.path.resolve()
-                if key in seen:
+                if key in self.kustomizations or key in self._unparsed:
                     continue
-                seen.add(key)
-                k = kustomize.load(f.path, f.display)
+                try:
+                    with open(f.path, "rb") as fh:
+                        mentions_patches = b"atch" in fh.read()  # patches, patchesJson6902, patchesStrategicMerge
+                except OSError:
+                    mentions_patches = True  # load() reports nothing either way; keep one code path
+                if not mentions_patches:
+                    self._unparsed[key] = f
+                    continue
+                k = self.kustomizations[key] = kustomize.load(f.path, f.display)
                 if k is not None:
-                    self.kustomizations[key] = k
                     self.patch_files.update(k.patch_files)
+
+    def _kustomization(self, resolved: Path) -> kustomize.Kustomization | None:
+        pending = self._unparsed.pop(resolved, None)
+        if pending is not None:
+            self.kustomizations[resolved] = kustomize.load(pending.path, pending.display)
+        return self.kustomizations.get(resolved)
 
     def intercept(self, found: Found, raw: bytes) -> list[Diagnostic] | None:
         """Diagnostics for a file the compiler must not rewrite; None when the compiler should process it."""
@@ -42,7 +54,7 @@ class Layout:
 
         resolved = found.path.resolve()
         if found.path.name in kustomize.KUSTOMIZATION_NAMES:
-            k = self.kustomizations.get(resolved)
+            k = self._kustomization(resolved)
             return kustomize.inline_patch_diagnostics(k) if k is not None else None
         ref = self.patch_files.get(resolved)
         if ref is not None:
