@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,11 +17,30 @@ EXTENSIONS = (".yaml", ".yml", ".json")
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__", ".terraform"}
 
 
-@dataclass(slots=True)
 class Found:
-    path: Path
-    display: str
-    root: Path  # the argument it was found under (for --output-dir layout)
+    """A file a walk found. The path is kept as a string (a Path object is built when asked for): a run
+    holds one per file of the repository, and 100,000 Path objects would cost ~40 MB."""
+
+    __slots__ = ("_path", "display", "root")
+
+    def __init__(self, path: Path | str, display: str, root: Path) -> None:
+        self._path = os.fspath(path)
+        self.display = display
+        self.root = root  # the argument it was found under (for --output-dir layout)
+
+    @property
+    def path(self) -> Path:
+        return Path(self._path)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self._path)
+
+    def __fspath__(self) -> str:
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"Found({self._path!r}, {self.display!r}, {self.root!r})"
 
 
 def discover(
@@ -88,20 +106,20 @@ def _walk(
             continue
         if ignore and ignore.ignored_in(top, name):
             continue
-        fp = Path(top, name)
-        if excludes and _excluded(fp, excludes):
+        fp = _join(top, name)
+        if excludes and _excluded(Path(fp), excludes):
             continue
         if entry.is_symlink():
-            target = fp.resolve()
+            target = Path(fp).resolve()
             if not target.is_relative_to(root):
-                _note(diagnostics, "DRA110", f"symbolic link to {target} leaves the tree; not followed", fp)
+                _note(diagnostics, "DRA110", f"symbolic link to {target} leaves the tree; not followed", Path(fp))
             else:
                 # the target is in the tree and is migrated under its own path; rewriting the link too would
                 # process the file twice or replace the link by a copy
                 _note(diagnostics, "DRA115", f"symbolic link to {target}: the target is migrated under its own "
-                      "path, the link is kept", fp)
+                      "path, the link is kept", Path(fp))
             continue
-        yield Found(fp, str(fp), arg)
+        yield Found(fp, fp, arg)
     for name, is_link in sorted(dirs):
         if name in SKIP_DIRS or is_link:
             continue
@@ -109,7 +127,12 @@ def _walk(
             continue
         if excludes and _excluded(Path(top, name), excludes):
             continue
-        yield from _walk(os.path.join(top, name), arg, root, excludes, ignore, diagnostics)
+        yield from _walk(_join(top, name), arg, root, excludes, ignore, diagnostics)
+
+
+def _join(top: str, name: str) -> str:
+    """os.path.join spelled as pathlib would print it (no './' in front), so displayed paths stay short."""
+    return name if top == "." else os.path.join(top, name)
 
 
 def _excluded(path: Path, excludes: Sequence[str]) -> bool:

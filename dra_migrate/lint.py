@@ -195,6 +195,37 @@ def _pod_specs(objects: Sequence[SeenObject], rules: KindRuleSet) -> list[_PodSp
     return out
 
 
+def lint_view(obj: Mapping[str, Any], rules: KindRuleSet) -> Mapping[str, Any] | None:
+    """What the lints read of an object, so a run over a large repository keeps that, not every object:
+    DRA objects whole; workloads with each pod spec cut down to its `resourceClaims` (the replica counts
+    and the update strategy beside the pod template stay); None for anything the lints ignore."""
+    kind = str(obj.get("kind", ""))
+    if kind in (*CLAIM_KINDS, "DeviceClass"):
+        return obj
+    rule = rules.lookup(str(obj.get("apiVersion", "")), kind)
+    if rule is None:
+        return None
+    view: Mapping[str, Any] = obj
+    for spec_path in rule.pod_specs:
+        for concrete, spec in resolve(obj, spec_path):
+            if isinstance(spec, Mapping):
+                kept = {"resourceClaims": spec["resourceClaims"]} if "resourceClaims" in spec else {}
+                view = _replaced(view, tuple(concrete), kept)
+    return view
+
+
+def _replaced(data: Any, path: tuple[str | int, ...], value: Any) -> Any:
+    """`data` with the value at `path` replaced, copying only the containers along the path."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(data, Mapping) and head in data:
+        return {**data, head: _replaced(data[head], rest, value)}
+    if isinstance(data, list) and isinstance(head, int) and 0 <= head < len(data):
+        return [*data[:head], _replaced(data[head], rest, value), *data[head + 1:]]
+    return data
+
+
 def _lookup(table: Mapping[tuple[str, str], SeenObject], ns: str, name: str) -> SeenObject | None:
     return table.get((ns, name)) or table.get(("", name))
 

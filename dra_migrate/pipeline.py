@@ -19,7 +19,7 @@ from dra_migrate.emit.style import Style, detect_style
 from dra_migrate.frontend.workloads import ParsedDocument, build
 from dra_migrate.ir import Workload
 from dra_migrate.kinds import KindRuleSet, load_kind_rules
-from dra_migrate.lint import SeenObject
+from dra_migrate.lint import SeenObject, lint_view
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
@@ -54,6 +54,30 @@ class FileResult:
     # Every object as it is after the run (for the cross-file scheduling lints, dra_migrate.lint).
     objects: list[SeenObject] = field(default_factory=list)
     was_changed: bool | None = None  # set by release(), once the bytes are gone
+    # (workloads migrated, GPUs they ask for, anything lowered) once drop_ir() let the IR go
+    summary: tuple[int, int, bool] | None = None
+
+    @property
+    def migrated_workloads(self) -> int:
+        if self.summary is not None:
+            return self.summary[0]
+        return sum(1 for t in self.lowered if not t.skip and t.requests)
+
+    @property
+    def gpus(self) -> int:
+        if self.summary is not None:
+            return self.summary[1]
+        return sum(gpu_count(t) for t in self.lowered if not t.skip)
+
+    @property
+    def any_lowered(self) -> bool:
+        return self.summary[2] if self.summary is not None else bool(self.lowered)
+
+    def drop_ir(self) -> None:
+        """Keep the counts, let the IR go: a batch run over a large repository reports counts and
+        diagnostics, and holding every workload's IR to the end would grow memory with the repository."""
+        self.summary = (self.migrated_workloads, self.gpus, self.any_lowered)
+        self.workloads, self.lowered = [], []
 
     @property
     def changed(self) -> bool:
@@ -69,6 +93,17 @@ class FileResult:
 
 
 _PREFILTER_BYTES = tuple(p.encode() for p in PREFILTER)
+
+
+def gpu_count(tl: TemplateLowering) -> int:
+    """GPUs a lowered template asks for (the preferred alternative of a firstAvailable request)."""
+    total = 0
+    for r in tl.requests:
+        if r.choice is not None:
+            total += r.choice.count
+        elif r.alternatives:
+            total += r.alternatives[0][1].count
+    return total
 
 
 def might_need_migration(raw: bytes) -> bool:
@@ -152,7 +187,7 @@ def _migrate(
             doc_new = []
         expected.append(apply_ops(pd.data, doc_ops) if doc_ops else pd.data)
         expected.extend(doc_new)
-        _record_objects(src, pd, expected[-1 - len(doc_new)], emitted, result)
+        _record_objects(src, pd, expected[-1 - len(doc_new)], emitted, result, rules)
         if not doc_ops and not doc_new:
             continue
         any_change = True
@@ -198,20 +233,28 @@ def _migrate(
 
 
 def _record_objects(
-    src: SourceFile, pd: ParsedDocument, final: Any, new: list[dict[str, Any]], result: FileResult
+    src: SourceFile, pd: ParsedDocument, final: Any, new: list[dict[str, Any]], result: FileResult,
+    rules: KindRuleSet,
 ) -> None:
     line = key_line(pd.doc.root, ("kind",))[0] if pd.doc.root is not None else 0
+
+    def seen(obj: dict[str, Any], at: int, emitted: bool = False) -> None:
+        view = lint_view(obj, rules)
+        if view is not None:
+            result.objects.append(SeenObject(view, src.path, at, emitted))
+
     if isinstance(final, dict) and final.get("kind") == "List" and isinstance(final.get("items"), list):
         originals = pd.data.get("items") if isinstance(pd.data, dict) else None
         count = len(originals) if isinstance(originals, list) else 0
         for i, item in enumerate(final["items"]):
             if isinstance(item, dict):
                 item_line = key_line(pd.doc.root, ("items", i, "kind"))[0] if i < count else line
-                result.objects.append(SeenObject(item, src.path, item_line, emitted=i >= count))
+                seen(item, item_line, emitted=i >= count)
     elif isinstance(final, dict):
-        result.objects.append(SeenObject(final, src.path, line))
+        seen(final, line)
     wl_line = pd.workloads[0].line if pd.workloads else line
-    result.objects.extend(SeenObject(d, src.path, wl_line, emitted=True) for d in new)
+    for d in new:
+        seen(d, wl_line, emitted=True)
 
 
 def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str, Any]], style: Style) -> TextEdit:

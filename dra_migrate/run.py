@@ -42,6 +42,7 @@ class RunConfig:
     gitignore: bool = True  # prune what .gitignore ignores from directory walks
     progress: Callable[[int, int, str], None] | None = None  # (index, total, file) before each file
     jobs: int | None = None  # worker processes; None: one per CPU when there is enough to translate
+    keep_ir: bool = True  # keep each file's workload IR in the result (plan, pr); migrate needs only counts
 
 
 @dataclass(slots=True)
@@ -160,14 +161,17 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         if _interrupted(result, interrupt, found.display):
             break
         result.scanned += 1
-        entries.append(_read_pass(cfg, found))
+        entry = _read_pass(cfg, found)
+        if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
+            entries.append(entry)
     _repo_prepass(cfg, result, [(v[0].display, v[1]) for k, v in entries if k == "kept"])
     # Then the translation: the processor may run it in worker processes; what the run reports is gathered in
     # file order, so the outcome does not depend on --jobs.
     pool = _Processor(cfg, rules, ctx)
     try:
         entries = [_route(cfg, layout, pool, *v) if k == "kept" else (k, v) for k, v in entries]
-        for kind, value in entries:
+        for i, (kind, value) in enumerate(entries):
+            entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":
                 result.diagnostics.extend(value)
             elif kind == "file":
@@ -241,6 +245,8 @@ def _settle(
         elif fr.changed:
             _write_in_place(result, found.path, found.display, out)
     fr.release()
+    if not cfg.keep_ir:
+        fr.drop_ir()
 
 
 def _might_hold_repo_settings(raw: bytes) -> bool:
@@ -276,7 +282,7 @@ def _scan_repo_classes(cfg: RunConfig) -> None:
 
 def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:
     _lint(cfg, result)
-    if any(f.lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
+    if any(f.any_lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
         result.diagnostics.append(make(
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
             f"the feature gate and the {cfg.options.api_version} API (--runtime-config) before applying",

@@ -136,6 +136,7 @@ def register(app: typer.Typer) -> None:
             gitignore=not no_gitignore,
             progress=progress,
             jobs=jobs,
+            keep_ir=False,  # the reports need counts and diagnostics only
         )
         cfg.options.extra["strict"] = strict
         try:

@@ -62,7 +62,7 @@ def summary_table(result: RunResult, mode: str) -> str:
         ("files with GPU keys", len(result.files)),
         (f"files {verb}", sum(1 for f in result.files if f.changed)),
         ("new files", len(result.new_files)),
-        ("workloads migrated", sum(1 for f in result.files for t in f.lowered if not t.skip and t.requests)),
+        ("workloads migrated", sum(f.migrated_workloads for f in result.files)),
         ("errors", sum(1 for d in diags if d.severity is Severity.ERROR)),
         ("warnings", sum(1 for d in diags if d.severity is Severity.WARNING)),
         ("left untouched (errors)", sum(1 for f in result.files if f.failed)),

@@ -57,6 +57,8 @@ class GitIgnore:
         return decision
 
     def _resolve(self, parent: str) -> str:
+        if self._arg == "." and not os.path.isabs(parent):  # walks under "." spell paths without "./"
+            return os.path.normpath(os.path.join(self.root, parent))
         if parent.startswith(self._arg_prefix):
             return os.path.join(self.root, parent[len(self._arg_prefix):])
         if parent == self._arg:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.integrations import helm, kustomize
+from dra_migrate.pipeline import might_need_migration
 
 if TYPE_CHECKING:
     from dra_migrate.discover import Found
@@ -38,9 +39,14 @@ class Layout:
                 if not mentions_patches:
                     self._unparsed[key] = f
                     continue
-                k = self.kustomizations[key] = kustomize.load(f.path, f.display)
+                k = kustomize.load(f.path, f.display)
                 if k is not None:
                     self.patch_files.update(k.patch_files)
+                    if not might_need_migration(k.text.encode("utf-8")):
+                        # never asked about (only files that may hold GPU requests are): keep only its patches
+                        self._unparsed[key] = f
+                        continue
+                self.kustomizations[key] = k
 
     def _kustomization(self, resolved: Path) -> kustomize.Kustomization | None:
         pending = self._unparsed.pop(resolved, None)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dra_migrate.diagnostics import Severity
+from dra_migrate.pipeline import gpu_count
 from dra_migrate.run import RunConfig, RunResult, run_migration
 
 TEMPLATE_NAME = "pr_body.md.j2"
@@ -132,8 +133,8 @@ def _counts(result: RunResult) -> dict[str, int]:
         "files_scanned": result.scanned,
         "files_changed": sum(1 for f in result.files if f.changed),
         "new_files": len(result.new_files),
-        "workloads": sum(1 for f in result.files for t in f.lowered if not t.skip and t.requests),
-        "gpus": sum(_gpus(t) for f in result.files for t in f.lowered if not t.skip),
+        "workloads": sum(f.migrated_workloads for f in result.files),
+        "gpus": sum(f.gpus for f in result.files),
         "warnings": sum(1 for d in diags if d.severity is Severity.WARNING),
         "errors": sum(1 for d in diags if d.severity is Severity.ERROR),
     }
@@ -152,16 +153,6 @@ def commit_message(result: RunResult, cfg: RunConfig, message: str | None) -> tu
         f"- errors (files left untouched): {c['errors']}\n"
     )
     return subject, body
-
-
-def _gpus(tl: Any) -> int:
-    total = 0
-    for r in tl.requests:
-        if r.choice is not None:
-            total += r.choice.count
-        elif r.alternatives:
-            total += r.alternatives[0][1].count
-    return total
 
 
 def workload_rows(result: RunResult) -> list[dict[str, Any]]:
@@ -191,7 +182,7 @@ def workload_rows(result: RunResult) -> list[dict[str, Any]]:
                     "name": f"{wl.namespace}/{wl.name}" if wl.namespace else wl.name,
                     "file": f.path,
                     "line": wl.line,
-                    "gpus": _gpus(tl),
+                    "gpus": gpu_count(tl),
                     "selectors": selectors,
                     "strategy": strategy,
                 }

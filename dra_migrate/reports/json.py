@@ -28,7 +28,7 @@ def document(cfg: RunConfig, result: RunResult) -> dict[str, Any]:
             "filesChanged": sum(1 for f in result.files if f.changed),
             "filesFailed": sum(1 for f in result.files if f.failed),
             "newFiles": sorted(result.new_files),
-            "workloadsMigrated": sum(1 for f in result.files for t in f.lowered if not t.skip and t.requests),
+            "workloadsMigrated": sum(f.migrated_workloads for f in result.files),
             "errors": sum(1 for d in diags if d.severity is Severity.ERROR),
             "warnings": sum(1 for d in diags if d.severity is Severity.WARNING),
             "exitCode": result.exit_code,
