@@ -134,3 +134,51 @@ def test_shared_claim_over_reserved_for_limit_counts_every_workload(tmp_path: Pa
     # 40 pods: over the 1.32 limit (32), within the 1.33+ limit (256)
     assert codes(tmp_path, files, "1.32") == [("DRA805", "ResourceClaim/shared")]
     assert codes(tmp_path, files, "1.34") == []
+
+
+def test_lint_view_keeps_what_the_lints_read_and_drops_the_rest() -> None:
+    import yaml
+
+    from dra_migrate.kinds import load_kind_rules
+    from dra_migrate.lint import lint_view
+
+    rules = load_kind_rules()
+    dep = yaml.safe_load(deployment(strategy="  strategy: {type: Recreate}\n"))
+    view = lint_view(dep, rules)
+    assert view is not None
+    assert view["spec"]["replicas"] == 2 and view["spec"]["strategy"] == {"type": "Recreate"}
+    assert view["spec"]["template"]["spec"] == {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "fa"}]}
+    assert dep["spec"]["template"]["spec"]["containers"], "the object itself is not changed"
+    template = yaml.safe_load(FIRST_AVAILABLE_TEMPLATE)
+    assert lint_view(template, rules) is template
+    assert lint_view({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}}, rules) is None
+
+
+def test_lints_on_views_equal_lints_on_whole_objects() -> None:
+    # every golden output: the lints see the same thing whether given whole objects or their views
+    import yaml
+
+    from dra_migrate.kinds import load_kind_rules
+    from dra_migrate.lint import SeenObject, lint_objects, lint_view
+
+    rules = load_kind_rules()
+    whole: list[SeenObject] = []
+    views: list[SeenObject] = []
+    golden = Path(__file__).parent.parent / "golden"
+    for f in sorted(golden.glob("*/expected/*.yaml")):
+        try:
+            docs = [d for d in yaml.safe_load_all(f.read_text(encoding="utf-8")) if isinstance(d, dict)]
+        except (yaml.YAMLError, UnicodeDecodeError):  # the goldens of invalid input
+            continue
+        for i, d in enumerate(docs):
+            objs = d["items"] if d.get("kind") == "List" and isinstance(d.get("items"), list) else [d]
+            for o in objs:
+                if isinstance(o, dict):
+                    whole.append(SeenObject(o, str(f), i))
+                    v = lint_view(o, rules)
+                    if v is not None:
+                        views.append(SeenObject(v, str(f), i))
+    assert len(whole) > 100
+    expected = lint_objects(whole, rules, "1.34")
+    assert expected, "the goldens exercise some lints"
+    assert lint_objects(views, rules, "1.34") == expected
