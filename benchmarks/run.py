@@ -69,13 +69,26 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _proc_memory(pid: int) -> int:
+    """The process's proportional set size (PSS): pages it shares with its forked workers count once over
+    the tree instead of once per process, as summed RSS would. RSS where smaps_rollup is missing."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
 def _tree_rss(pid: int) -> int:
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
         try:
-            with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
+            total += _proc_memory(p)
         except (OSError, IndexError, ValueError):
             continue
         todo += _children(p)
