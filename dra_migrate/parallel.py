@@ -46,6 +46,8 @@ def _translate_chunk(items: list[Item]) -> list[tuple[FileResult, list[TraceEntr
         fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
                             helm_template=helm)
         fr.original = b""  # the parent has the bytes
+        if not _WORKER["keep_ir"]:
+            fr.drop_ir()  # the parent would drop it too: spare pickling it
         out.append((fr, trace))
     return out
 
@@ -85,7 +87,7 @@ class Processor:
             display, raw, helm = self.waiting.pop(0)
             self.ready.append((self._serial(display, raw, helm), None))
             _WORKER.update(options=self.cfg.options, rules=self.rules,
-                           claims_elsewhere=self.cfg.claims_out is not None)
+                           claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir)
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
         while self.waiting:
             chunk, self.waiting = self.waiting[:CHUNK], self.waiting[CHUNK:]

@@ -149,3 +149,19 @@ def test_template_names_unique_per_namespace_under_jobs_2(tmp_path: Path) -> Non
                     assert key[1] in ("trainer-gpu", "infer-gpu", "shared-gpu")
                 seen.add(key)
     assert seen
+
+
+def test_dropping_the_ir_keeps_the_report(tmp_path: Path, used: list[tuple[bool, int]]) -> None:
+    # `migrate` lets each file's IR go once settled (workers do not even send it): counts and diagnostics
+    # in the report stay those of a run that keeps it
+    tree = tmp_path / "repo"
+    make_tree(tree)
+    reports = []
+    for jobs, keep in ((1, True), (2, False), (1, False)):
+        cfg = RunConfig([str(tree)], mode="check", options=Options(), jobs=jobs, keep_ir=keep)
+        result = run_migration(cfg)
+        assert all(not f.lowered for f in result.files) is not keep
+        reports.append(report_json(cfg, result))
+    assert used[1][0] is True
+    assert reports[0] == reports[1] == reports[2]
+    assert json.loads(reports[0])["summary"]["workloadsMigrated"] > 0
