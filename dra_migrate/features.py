@@ -16,7 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from dra_migrate._paths import RULES_DIR, SCHEMAS_DIR
@@ -254,24 +253,30 @@ def _build(raw: dict[str, Any]) -> Features:
     )
 
 
-def load_features_from(path: Path) -> Features:
-    """Load and check a features file (uncached; tests and --rules overrides use this)."""
+def load_features_from(path: Path, *, validate: bool = True) -> Features:
+    """Load and check a features file (uncached; tests and --rules overrides use this).
+
+    validate=False skips the JSON-schema check (the consistency checks of `_build` still run): only for the
+    bundled file, which tests/test_bundled_rules.py validates instead of every run paying for it."""
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)  # noqa: S506 (safe loader)
     except (OSError, yaml.YAMLError) as exc:
         raise FeatureDataError(f"cannot read {path}: {exc}") from exc
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=lambda e: list(e.path))
-    if problems:
-        lines = [f"{'.'.join(map(str, e.path)) or '<root>'}: {e.message}" for e in problems[:20]]
-        raise FeatureDataError(f"{path} does not match {SCHEMA_FILE.name}:\n  " + "\n  ".join(lines))
+    if validate:
+        import jsonschema
+
+        schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+        problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=lambda e: list(e.path))
+        if problems:
+            lines = [f"{'.'.join(map(str, e.path)) or '<root>'}: {e.message}" for e in problems[:20]]
+            raise FeatureDataError(f"{path} does not match {SCHEMA_FILE.name}:\n  " + "\n  ".join(lines))
     return _build(raw)
 
 
 @lru_cache(maxsize=1)
 def load_features() -> Features:
     """The project's rules/features.yaml, loaded once per process."""
-    return load_features_from(RULES_FILE)
+    return load_features_from(RULES_FILE, validate=False)
 
 
 # --- feature-gate flags -------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
 import typer
 
@@ -30,17 +31,44 @@ def _main(
     """dra-migrate: device plugin → DRA."""
 
 
-def _register() -> None:
-    from dra_migrate.cli import explain_cmd, migrate_cmd, plan_cmd, pr_cmd, rules_cmd, simulate_cmd
+# Command name → module registering it. A run imports only the module of the command it invokes: the others
+# pull in the planner, the simulator and the CEL environment, which a pre-commit `migrate` never uses.
+COMMANDS = {
+    "migrate": "migrate_cmd",
+    "explain": "explain_cmd",
+    "rules": "rules_cmd",
+    "pr": "pr_cmd",
+    "plan": "plan_cmd",
+    "simulate": "simulate_cmd",
+    "cel": "cel_cmd",  # optional: registered only when its module imports
+}
+_OPTIONAL = {"cel"}
+_registered: set[str] = set()
 
-    for module in (migrate_cmd, explain_cmd, rules_cmd, pr_cmd, plan_cmd, simulate_cmd):
+
+def _register(only: str | None = None) -> None:
+    """Register command `only`, or every command. Idempotent, so tests and `run` may both call it."""
+    import importlib
+
+    for name in (only,) if only is not None else COMMANDS:
+        if name in _registered:
+            continue
+        try:
+            module = importlib.import_module(f"dra_migrate.cli.{COMMANDS[name]}")
+        except ImportError:
+            if name in _OPTIONAL:
+                continue
+            raise
         module.register(app)
-    try:  # commands contributed by optional modules
-        from dra_migrate.cli import cel_cmd
+        _registered.add(name)
 
-        cel_cmd.register(app)
-    except ImportError:
-        pass
+
+def invoked_command(argv: list[str], environ: Mapping[str, str]) -> str | None:
+    """The sub-command `argv` runs, when it is certain; None (register everything) for --help, --version,
+    an unknown name (click lists the commands in its error) and shell completion."""
+    if not argv or any(k.startswith("_DRA_MIGRATE_COMPLETE") for k in environ):
+        return None
+    return argv[0] if argv[0] in COMMANDS else None
 
 
 def run() -> None:
@@ -48,7 +76,7 @@ def run() -> None:
 
     from dra_migrate.cli.config import ConfigError, build_default_map
 
-    _register()
+    _register(invoked_command(sys.argv[1:], os.environ))
     try:
         default_map = build_default_map(typer.main.get_command(app), sys.argv[1:], os.environ)
     except ConfigError as exc:
