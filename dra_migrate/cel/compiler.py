@@ -116,6 +116,21 @@ def device_to_cel(device: DeviceView) -> celtypes.MapType:
     )
 
 
+class CelDevice:
+    """A device with its CEL value built once, for evaluating many selectors on it.
+
+    Sharing one value between evaluations is safe: CEL has no mutation, and neither celpy's operators nor
+    our library functions change their operands (tests/test_cel_speed.py checks the value after use).
+    """
+
+    __slots__ = ("name", "value", "view")
+
+    def __init__(self, view: DeviceView):
+        self.view = view
+        self.name = view.name
+        self.value = device_to_cel(view)
+
+
 class CompiledSelector:
     """A selector that passed the same checks as the API server; evaluate it per device."""
 
@@ -123,10 +138,11 @@ class CompiledSelector:
         self.expression = expression
         self._program = program
 
-    def evaluate(self, device: DeviceView) -> bool:
+    def evaluate(self, device: DeviceView | CelDevice) -> bool:
         """True/False as the scheduler decides; CelEvalError where Kubernetes aborts allocation."""
+        value = device.value if isinstance(device, CelDevice) else device_to_cel(device)
         try:
-            result = self._program.evaluate({"device": device_to_cel(device)})
+            result = self._program.evaluate({"device": value})
         except CELEvalError as e:
             raise CelEvalError(str(e.args[0]) if e.args else "evaluation error") from e
         if not isinstance(result, celtypes.BoolType):
