@@ -145,3 +145,105 @@ def test_a_cel_device_evaluates_like_its_view() -> None:
             except CelEvalError as exc:
                 got = exc.message
             assert got == expected
+
+
+# --- schema validation --------------------------------------------------------------------------------------
+
+def _deployment(**container: object) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "x", **container}]}}},
+    }
+
+
+def _claim_template(name: str, count: object = 1) -> dict[str, object]:
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": count}}]}}},
+    }
+
+
+OBJECTS = [
+    _deployment(),
+    _deployment(resources={"limits": {"nvidia.com/gpu": 1}}, ports=[{"containerPort": "80"}]),  # wrong type
+    _deployment(imagePullPolicy="Sometimes", unknownField=1),  # enum, unknown field (strict)
+    {**_deployment(), "spec": {"template": {}}},  # required selector missing
+    _claim_template("a"),
+    _claim_template("b", count=0),  # semantic limit
+    _claim_template("c", count="one"),
+]
+
+
+@pytest.fixture
+def fresh_results() -> Iterator[None]:
+    from dra_migrate.validate.schema import clear_result_cache
+
+    clear_result_cache()
+    yield
+    clear_result_cache()
+
+
+@pytest.mark.parametrize("obj", OBJECTS)
+@pytest.mark.parametrize("strict", [True, False])
+def test_cached_validation_equals_plain_jsonschema(fresh_results: None, obj: dict[str, object], strict: bool) -> None:
+    """The memoized-$ref validator and the result cache report exactly what plain jsonschema reports."""
+    import jsonschema
+
+    from dra_migrate.validate import schema
+
+    plain = jsonschema.Draft202012Validator(schema._validator(str(obj["kind"]), str(obj["apiVersion"]), "1.34",
+                                                              strict).schema,  # type: ignore[union-attr]
+                                            registry=schema._registry("1.34", strict))
+    expected = sorted(schema._schema_issues(plain, obj), key=lambda i: (i.path, i.message))
+    got = schema.validate_object(obj, "1.34", strict=strict, semantic=False)
+    assert got == expected
+    assert schema.validate_object(obj, "1.34", strict=strict, semantic=False) == expected  # from the cache
+
+
+def test_the_validation_objects_are_told_apart(fresh_results: None) -> None:
+    from dra_migrate.validate import validate_object
+
+    counts = [len(validate_object(o, "1.34")) for o in OBJECTS]
+    assert counts[0] == 0 and counts[4] == 0
+    assert all(n > 0 for i, n in enumerate(counts) if i not in (0, 4))
+
+
+def test_a_cache_hit_on_an_invalid_object_still_reports(fresh_results: None) -> None:
+    from dra_migrate.diagnostics import Location
+    from dra_migrate.prewrite import validate_new_object
+    from dra_migrate.validate.schema import _RESULTS
+
+    bad = _claim_template("b", count=0)
+    first = validate_new_object(bad, "1.34", Location("f.yaml", 1, 1))
+    assert first and len(_RESULTS) == 1
+    second = validate_new_object(bad, "1.34", Location("f.yaml", 1, 1))
+    assert second == first
+    first.clear()  # a caller changing its list does not change the cache
+    assert validate_new_object(bad, "1.34", Location("f.yaml", 1, 1)) == second
+
+
+def test_results_are_keyed_by_everything_that_changes_them(fresh_results: None) -> None:
+    from dra_migrate.validate import validate_object
+
+    loose = _deployment(unknownField=1)
+    assert validate_object(loose, "1.34", strict=False) == []
+    assert validate_object(loose, "1.34", strict=True) != []
+    zero = _claim_template("z", count=0)
+    assert validate_object(zero, "1.34", semantic=False) == []
+    assert validate_object(zero, "1.34", semantic=True) != []
+    assert validate_object(_claim_template("t"), "1.31") != []  # resource.k8s.io/v1 is not served by 1.31
+    assert validate_object(_claim_template("t"), "1.34") == []
+
+
+def test_canonical_json_is_injective_on_what_it_accepts() -> None:
+    from dra_migrate.validate.schema import canonical_json
+
+    assert canonical_json({"a": 1}) != canonical_json({"a": True})
+    assert canonical_json({"a": 1}) != canonical_json({"a": 1.0})
+    assert canonical_json({"a": "1"}) != canonical_json({"a": 1})
+    assert canonical_json({"b": 1, "a": [None]}) == canonical_json({"a": [None], "b": 1})
+    assert canonical_json({1: "x"}) is None  # would be spelt like {"1": "x"}
+    assert canonical_json({"a": (1,)}) is None
