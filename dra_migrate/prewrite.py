@@ -96,6 +96,7 @@ def check_selector(device_class: str, expression: str) -> tuple[str, str] | None
 
     As in the allocator, a request's selectors are evaluated only on devices its device class selects."""
     from dra_migrate.cel import CelCompileError, CelEvalError, compile_selector
+    from dra_migrate.cel.projection import device_key
 
     try:
         selector = compile_selector(expression)
@@ -104,10 +105,17 @@ def check_selector(device_class: str, expression: str) -> tuple[str, str] | None
     members = _class_members(device_class)
     if members is None:
         return None  # a class we do not know the devices of: compiled is all we can say
+    # Devices that agree on every part of `device` the selector reads give it the same outcome: only the first
+    # of them is evaluated (an error would have been reported on that first one, as on the full list).
+    seen: set[tuple[Any, ...]] = set()
     matched = 0
     for device, class_error in members:
         message = class_error
         if message is None:
+            key = device_key(device.view, selector.device_paths)
+            if key in seen:
+                continue
+            seen.add(key)
             try:
                 matched += selector.evaluate(device)
             except CelEvalError as exc:

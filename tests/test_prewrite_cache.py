@@ -25,6 +25,14 @@ SELECTORS = [
     ("gpu.nvidia.com", "device.attributes[1] == 2 ||"),  # does not compile
     ("unknown.example.com", "device.driver == 'x'"),
     ("vfio.gpu.nvidia.com", "true"),
+    ("mig.nvidia.com", "has(device.attributes['gpu.nvidia.com'].profile) && "
+                       "device.attributes['gpu.nvidia.com'].profile.startsWith('1g')"),
+    ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].exists(k, k == 'profile')"),  # matches none
+    ("mig.nvidia.com", "cel.bind(a, device.attributes['gpu.nvidia.com'], a.uuid.startsWith('MIG-'))"),
+    ("", "'memory' in device.capacity['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].type == 'gpu'"),
+    ("", "device.attributes.resource.kubernetes.io.pcieRoot != ''"),  # not a domain: errors on the first
+    ("mig.nvidia.com", "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('10Gi')) > 0 && "
+                       "device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))"),
 ]
 
 
@@ -75,7 +83,8 @@ def test_cached_check_equals_uncached(fresh_caches: None, device_class: str, exp
 
 def test_the_checks_tell_the_outcomes_apart(fresh_caches: None) -> None:
     codes = [(prewrite.check_selector(c, e) or ("ok",))[0] for c, e in SELECTORS]
-    assert codes == ["ok", "ok", "DRA801", "ok", "DRA313", "ok", "DRA313", "DRA312", "DRA312", "ok", "DRA801"]
+    assert codes == ["ok", "ok", "DRA801", "ok", "DRA313", "ok", "DRA313", "DRA312", "DRA312", "ok", "DRA801",
+                     "ok", "DRA801", "ok", "ok", "DRA313", "ok"]
 
 
 def test_class_members_are_the_devices_the_class_selects(fresh_caches: None) -> None:
@@ -247,3 +256,59 @@ def test_canonical_json_is_injective_on_what_it_accepts() -> None:
     assert canonical_json({"b": 1, "a": [None]}) == canonical_json({"a": [None], "b": 1})
     assert canonical_json({1: "x"}) is None  # would be spelt like {"1": "x"}
     assert canonical_json({"a": (1,)}) is None
+
+
+# --- projection: devices that agree on what a selector reads ------------------------------------------------
+
+def test_device_paths_follow_the_access_chains() -> None:
+    def paths(expr: str) -> list[tuple[str, ...]]:
+        return sorted(compile_selector(expr).device_paths)
+
+    assert paths("'memory' in device.capacity['gpu.nvidia.com'] && device.driver == 'a' && "
+                 "device.attributes['gpu.nvidia.com'].productName.matches('x')") == [
+        ("attributes", "gpu.nvidia.com", "productName"), ("capacity", "gpu.nvidia.com", "memory"), ("driver",)]
+    assert paths("device.attributes['gpu.nvidia.com'].exists(k, k == 'x')") == [("attributes", "gpu.nvidia.com")]
+    assert paths("device.attributes['a' + 'b'].c == 1") == [("attributes",)]
+    assert paths("cel.bind(d, device, d.driver == 'x')") == [()]
+    assert paths("[1].exists(device, device == 1)") == [()]
+    assert paths("'memory' + 'x' in device.capacity['gpu.nvidia.com']") == [("capacity", "gpu.nvidia.com")]
+    assert paths("has(device.attributes.x.y)") == [("attributes", "x", "y")]
+    assert paths("true") == []
+
+
+def test_device_key_tells_apart_what_cel_could_tell_apart() -> None:
+    from dra_migrate.cel import DeviceView, parse_quantity
+    from dra_migrate.cel.projection import device_key
+
+    read = frozenset({("attributes", "d", "a"), ("capacity", "d", "m")})
+
+    def key(a: object, m: str = "1Gi", **other: object) -> tuple[object, ...]:
+        view = DeviceView("drv", attributes={"d": {"a": a, **other}},  # type: ignore[dict-item]
+                          capacity={"d": {"m": parse_quantity(m)}})
+        return device_key(view, read)
+
+    assert key(1) == key(1, uuid="x") == key(1, uuid="y")  # an attribute it does not read
+    assert key(1) != key(True)
+    assert key(1) != key(2)
+    assert key("1") != key(1)
+    assert key(1, "1Gi") != key(1, "1024Mi")  # equal quantities, different spelling
+    assert device_key(DeviceView("drv"), read) == device_key(DeviceView("drv", attributes={"d": {}}), read)
+
+
+@pytest.mark.parametrize(("device_class", "expression"), [s for s in SELECTORS if s[0] != "unknown.example.com"])
+def test_devices_with_equal_keys_evaluate_alike(device_class: str, expression: str) -> None:
+    from dra_migrate.cel import CelCompileError
+    from dra_migrate.cel.projection import device_key
+
+    try:
+        selector = compile_selector(expression)
+    except CelCompileError:
+        return
+    outcomes: dict[tuple[object, ...], set[object]] = {}
+    for device in nvidia_cel_devices():
+        try:
+            outcome: object = selector.evaluate(device)
+        except CelEvalError as exc:
+            outcome = exc.message
+        outcomes.setdefault(device_key(device.view, selector.device_paths), set()).add(outcome)
+    assert all(len(seen) == 1 for seen in outcomes.values())
