@@ -11,6 +11,7 @@ same index, so "resource.k8s.io/v1 under 1.33" is reported as not served rather 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
@@ -177,10 +178,11 @@ def _schema_issues(
         yield SchemaIssue(path_from(base), _short(err.message), SCHEMA)
 
 
-# Results of validate_object by (canonical JSON of the object, release, strict, semantic): the same object (an
-# identical claim template in every overlay, a workload validated before and after) is checked once per process.
-_RESULTS: dict[tuple[str, str, bool, bool], tuple[SchemaIssue, ...]] = {}
-_MAX_RESULTS = 4096
+# Results of validate_object by (SHA-256 of the canonical JSON of the object, release, strict, semantic): the same
+# object (an identical claim template in every overlay, a workload validated twice) is checked once per process.
+# The digest keeps the memory small whatever the size of the objects.
+_RESULTS: dict[tuple[bytes, str, bool, bool], tuple[SchemaIssue, ...]] = {}
+_MAX_RESULTS = 8192
 
 
 def canonical_json(obj: Any) -> str | None:
@@ -214,7 +216,7 @@ def validate_object(
     text = canonical_json(obj)
     if text is None:
         return _validate_object(obj, release, strict, semantic)
-    key = (text, release, strict, semantic)
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), release, strict, semantic)
     found = _RESULTS.get(key)
     if found is None:
         found = tuple(_validate_object(obj, release, strict, semantic))
