@@ -312,3 +312,17 @@ def test_devices_with_equal_keys_evaluate_alike(device_class: str, expression: s
             outcome = exc.message
         outcomes.setdefault(device_key(device.view, selector.device_paths), set()).add(outcome)
     assert all(len(seen) == 1 for seen in outcomes.values())
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_no_bundled_schema_reads_the_dynamic_scope(strict: bool) -> None:
+    """The `$ref` memo of validate/schema.py shares resolvers between visits: sound only while no schema uses
+    `$dynamicRef`/`$dynamicAnchor` (or the 2019-09 recursive pair), which read the dynamic scope."""
+    import json
+
+    from dra_migrate.validate.schema import _bundled_versions, _definitions
+
+    for release in sorted(_bundled_versions()):
+        text = json.dumps(_definitions(release, strict))
+        for keyword in ("$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor"):
+            assert f'"{keyword}"' not in text, (release, keyword)

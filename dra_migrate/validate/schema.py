@@ -98,18 +98,16 @@ def schema_served(kind: str, api_version: str, k8s_version: str) -> bool:
     return version in _kind_index(_release(k8s_version)).get((group, kind), {})
 
 
-def _memoized_ref_validator(defs: Mapping[str, Any]) -> type[jsonschema.Draft202012Validator]:
+def _memoized_ref_validator() -> type[jsonschema.Draft202012Validator]:
     """Draft 2020-12 whose `$ref` resolves each reference once per (base URI, ref) instead of on every visit.
 
-    jsonschema re-resolves a `$ref` (a JSON-pointer walk building new resolvers) every time it meets one, about a
-    quarter of the validation time of a workload. What a lookup returns depends only on the base URI, the ref and
-    the registry (fixed per validator class), except for the dynamic scope the returned resolver carries, which
-    only `$dynamicRef` reads: the memo is used only when the schemas have none (the Kubernetes ones have none).
+    jsonschema re-resolves a `$ref` (a JSON-pointer walk building new resolvers) every time it meets one, about
+    half of the validation time of a workload. What a lookup returns depends only on the base URI, the ref and
+    the registry (one per validator class: one class per release and strictness), except for the dynamic scope
+    the returned resolver carries, which only a `$dynamicRef` towards a `$dynamicAnchor` reads. The Kubernetes
+    schemas have neither (tests/test_prewrite_cache.py checks every bundled release; scanning 1.2 MB of
+    definitions at run time would cost more than the memo saves on a small run).
     """
-    base = jsonschema.Draft202012Validator
-    text = json.dumps(defs)
-    if "$dynamicRef" in text or "$recursiveRef" in text:
-        return base
     resolved_by_ref: dict[tuple[str, str], Any] = {}
 
     def ref(validator: Any, ref: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
@@ -124,12 +122,12 @@ def _memoized_ref_validator(defs: Mapping[str, Any]) -> type[jsonschema.Draft202
                 return
         yield from validator.descend(instance, resolved.contents, resolver=resolved.resolver)
 
-    return jsonschema.validators.extend(base, {"$ref": ref})
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"$ref": ref})
 
 
 @cache
 def _validator_class(release: str, strict: bool) -> type[jsonschema.Draft202012Validator]:
-    return _memoized_ref_validator(_definitions(release, strict))
+    return _memoized_ref_validator()
 
 
 @lru_cache(maxsize=512)
