@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.kinds import KindRuleSet, resolve
 from dra_migrate.plainutil import as_map
+
+if TYPE_CHECKING:
+    from dra_migrate.cel.compiler import CelDevice
 
 
 def _ref(obj: dict[str, Any]) -> str:
@@ -60,34 +63,65 @@ def selectors_of(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return selectors(obj)
 
 
+@functools.cache
+def _class_members(device_class: str) -> tuple[tuple[CelDevice, str | None], ...] | None:
+    """The fixture devices `device_class` selects, in fixture order, each with the message of the class's own
+    selector failing on it (None when it selects the device); None for a class we do not know the devices of.
+
+    The class selectors are the same for every claim selector of the class: evaluated once per device per
+    process, not once per claim selector."""
+    from dra_migrate.cel import CelEvalError, compile_selector
+    from dra_migrate.cel.devices import nvidia_cel_devices
+    from dra_migrate.simulate.inventory import default_device_classes
+
+    if not device_class:  # "" = a DeviceClass's own selector, evaluated on every device
+        return tuple((device, None) for device in nvidia_cel_devices())
+    known = default_device_classes().get(device_class)
+    if known is None:
+        return None
+    class_selectors = [compile_selector(e) for e in known.selectors]
+    members: list[tuple[CelDevice, str | None]] = []
+    for device in nvidia_cel_devices():
+        try:
+            if all(c.evaluate(device) for c in class_selectors):
+                members.append((device, None))
+        except CelEvalError as exc:
+            members.append((device, exc.message))
+    return tuple(members)
+
+
 @functools.lru_cache(maxsize=4096)
 def check_selector(device_class: str, expression: str) -> tuple[str, str] | None:
     """(code, message) when the expression does not compile, errors on a device of its class, or matches none.
 
     As in the allocator, a request's selectors are evaluated only on devices its device class selects."""
     from dra_migrate.cel import CelCompileError, CelEvalError, compile_selector
-    from dra_migrate.cel.devices import load_nvidia_devices
-    from dra_migrate.simulate.inventory import default_device_classes
+    from dra_migrate.cel.projection import device_key
 
     try:
         selector = compile_selector(expression)
     except CelCompileError as exc:
         return "DRA312", f"CEL selector does not compile: {exc.message}: {expression}"
-    if device_class:  # "" = a DeviceClass's own selector, evaluated on every device
-        known = default_device_classes().get(device_class)
-        if known is None:
-            return None  # a class we do not know the devices of: compiled is all we can say
-        class_selectors = [compile_selector(e) for e in known.selectors]
-    else:
-        class_selectors = []
+    members = _class_members(device_class)
+    if members is None:
+        return None  # a class we do not know the devices of: compiled is all we can say
+    # Devices that agree on every part of `device` the selector reads give it the same outcome: only the first
+    # of them is evaluated (an error would have been reported on that first one, as on the full list).
+    seen: set[tuple[Any, ...]] = set()
     matched = 0
-    for device in load_nvidia_devices():
-        try:
-            if not all(c.evaluate(device) for c in class_selectors):
+    for device, class_error in members:
+        message = class_error
+        if message is None:
+            key = device_key(device.view, selector.device_paths)
+            if key in seen:
                 continue
-            matched += selector.evaluate(device)
-        except CelEvalError as exc:
-            return "DRA313", f"CEL selector fails on device {device.name}: {exc.message}: {expression}"
+            seen.add(key)
+            try:
+                matched += selector.evaluate(device)
+            except CelEvalError as exc:
+                message = exc.message
+        if message is not None:
+            return "DRA313", f"CEL selector fails on device {device.name}: {message}: {expression}"
     if matched == 0:
         return "DRA801", f"no known NVIDIA device shape of class {device_class} matches this selector: {expression}"
     return None

@@ -138,8 +138,8 @@ def test_custom_resources_and_bad_input() -> None:
 
 def test_validators_are_cached() -> None:
     before = _validator.cache_info()
-    for _ in range(20):
-        validate_object(template("v1", EXACTLY), "1.36")
+    for i in range(20):  # distinct objects: the result cache would otherwise answer without a validator
+        validate_object(template("v1", EXACTLY, name=f"gpu-{i}"), "1.36")
     after = _validator.cache_info()
     assert after.hits - before.hits >= 19
     assert after.currsize - before.currsize <= 1

@@ -16,6 +16,7 @@ from dra_migrate.cel.checker import Checker, exprlist_items, ident_name, plain_i
 from dra_migrate.cel.device import DeviceView
 from dra_migrate.cel.errors import CelCompileError, CelEvalError
 from dra_migrate.cel.library import DomainMap, build_functions, cel_type_name
+from dra_migrate.cel.projection import Path, device_paths
 from dra_migrate.cel.quantity import Quantity
 from dra_migrate.cel.semver import Semver
 
@@ -23,6 +24,9 @@ from dra_migrate.cel.semver import Semver
 MAX_EXPRESSION_LENGTH = 10 * 1024
 
 _FUNCTIONS = build_functions()
+_LITERALS: dict[tuple[str, str], Any] = {}
+_MAX_LITERALS = 65536
+_UNSET = object()
 
 
 class _DraEvaluator(Evaluator):
@@ -30,6 +34,21 @@ class _DraEvaluator(Evaluator):
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _DraEvaluator(ast, activation=self.activation)
+
+    def literal(self, tree: lark.Tree) -> Any:
+        # celpy re-parses a literal's text at every visit (string escapes go through a regex and typing casts):
+        # its value depends on the token alone and celtypes values are immutable, so it is built once.
+        token = tree.children[0] if len(tree.children) == 1 else None
+        if not isinstance(token, lark.Token):
+            return super().literal(tree)
+        key = (token.type, token.value)
+        value = _LITERALS.get(key, _UNSET)
+        if value is _UNSET:
+            value = super().literal(tree)
+            if isinstance(value, CELEvalError) or len(_LITERALS) >= _MAX_LITERALS:
+                return value  # an error carries its tree: never shared
+            _LITERALS[key] = value
+        return value
 
     def member_dot(self, tree: lark.Tree) -> Any:
         member_tree, field = tree.children
@@ -118,17 +137,35 @@ def device_to_cel(device: DeviceView) -> celtypes.MapType:
     )
 
 
+class CelDevice:
+    """A device with its CEL value built once, for evaluating many selectors on it.
+
+    Sharing one value between evaluations is safe: CEL has no mutation, and neither celpy's operators nor
+    our library functions change their operands (tests/test_cel_speed.py checks the value after use).
+    """
+
+    __slots__ = ("name", "value", "view")
+
+    def __init__(self, view: DeviceView):
+        self.view = view
+        self.name = view.name
+        self.value = device_to_cel(view)
+
+
 class CompiledSelector:
     """A selector that passed the same checks as the API server; evaluate it per device."""
 
-    def __init__(self, expression: str, program: Any):
+    def __init__(self, expression: str, program: Any, device_paths: frozenset[Path] = frozenset({()})):
         self.expression = expression
         self._program = program
+        # The parts of `device` the expression can read (dra_migrate.cel.projection); () = the whole device.
+        self.device_paths = device_paths
 
-    def evaluate(self, device: DeviceView) -> bool:
+    def evaluate(self, device: DeviceView | CelDevice) -> bool:
         """True/False as the scheduler decides; CelEvalError where Kubernetes aborts allocation."""
+        value = device.value if isinstance(device, CelDevice) else device_to_cel(device)
         try:
-            result = self._program.evaluate({"device": device_to_cel(device)})
+            result = self._program.evaluate({"device": value})
         except CELEvalError as e:
             raise CelEvalError(str(e.args[0]) if e.args else "evaluation error") from e
         if not isinstance(result, celtypes.BoolType):
@@ -158,4 +195,4 @@ def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Co
         checker.device_fields_exclude = {"allowMultipleAllocations"}
     checker.check_result(ast)
     program = _ENV.program(ast, functions=_FUNCTIONS)
-    return CompiledSelector(expression, program)
+    return CompiledSelector(expression, program, device_paths(ast))

@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from dra_migrate.cel.device import DeviceFormatError, DeviceView, device_from_slice
+
+if TYPE_CHECKING:  # the compiler builds the CEL parser: imported only when a selector is evaluated
+    from dra_migrate.cel.compiler import CelDevice
 
 RESOURCE_API_GROUP = "resource.k8s.io"
 
@@ -55,3 +58,11 @@ def _nvidia_documents() -> tuple[Any, ...]:
 def load_nvidia_devices() -> list[DeviceView]:
     """The bundled NVIDIA DRA driver fixture: full GPUs of common models and MIG slices (fresh copies)."""
     return devices_from_slices(_nvidia_documents())
+
+
+@functools.cache
+def nvidia_cel_devices() -> tuple[CelDevice, ...]:
+    """The NVIDIA fixture devices, each converted to its CEL value once per process (in fixture order)."""
+    from dra_migrate.cel.compiler import CelDevice
+
+    return tuple(CelDevice(view) for view in load_nvidia_devices())

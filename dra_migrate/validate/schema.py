@@ -11,11 +11,14 @@ same index, so "resource.k8s.io/v1 under 1.33" is reported as not served rather 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
 import jsonschema
+import referencing.exceptions
 from kubernetes_validate.utils import all_versions, schema_contents
 from referencing import Registry, Resource
 
@@ -95,6 +98,38 @@ def schema_served(kind: str, api_version: str, k8s_version: str) -> bool:
     return version in _kind_index(_release(k8s_version)).get((group, kind), {})
 
 
+def _memoized_ref_validator() -> type[jsonschema.Draft202012Validator]:
+    """Draft 2020-12 whose `$ref` resolves each reference once per (base URI, ref) instead of on every visit.
+
+    jsonschema re-resolves a `$ref` (a JSON-pointer walk building new resolvers) every time it meets one, about
+    half of the validation time of a workload. What a lookup returns depends only on the base URI, the ref and
+    the registry (one per validator class: one class per release and strictness), except for the dynamic scope
+    the returned resolver carries, which only a `$dynamicRef` towards a `$dynamicAnchor` reads. The Kubernetes
+    schemas have neither (tests/test_prewrite_cache.py checks every bundled release; scanning 1.2 MB of
+    definitions at run time would cost more than the memo saves on a small run).
+    """
+    resolved_by_ref: dict[tuple[str, str], Any] = {}
+
+    def ref(validator: Any, ref: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
+        resolver = validator._resolver
+        key = (resolver._base_uri, ref)
+        resolved = resolved_by_ref.get(key)
+        if resolved is None:
+            try:
+                resolved = resolved_by_ref[key] = resolver.lookup(ref)
+            except referencing.exceptions.Unresolvable:  # jsonschema's own path reports it exactly as before
+                yield from validator._validate_reference(ref=ref, instance=instance)
+                return
+        yield from validator.descend(instance, resolved.contents, resolver=resolved.resolver)
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"$ref": ref})
+
+
+@cache
+def _validator_class(release: str, strict: bool) -> type[jsonschema.Draft202012Validator]:
+    return _memoized_ref_validator()
+
+
 @lru_cache(maxsize=512)
 def _validator(
     kind: str, api_version: str, release: str, strict: bool
@@ -107,7 +142,7 @@ def _validator(
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$ref": f"{DEFINITIONS_ID}#/$defs/{name}",
     }
-    return jsonschema.Draft202012Validator(root, registry=_registry(release, strict))
+    return _validator_class(release, strict)(root, registry=_registry(release, strict))
 
 
 def _is_builtin_group(group: str, release: str) -> bool:
@@ -141,6 +176,31 @@ def _schema_issues(
         yield SchemaIssue(path_from(base), _short(err.message), SCHEMA)
 
 
+# Results of validate_object by (SHA-256 of the canonical JSON of the object, release, strict, semantic): the same
+# object (an identical claim template in every overlay, a workload validated twice) is checked once per process.
+# The digest keeps the memory small whatever the size of the objects.
+_RESULTS: dict[tuple[bytes, str, bool, bool], tuple[SchemaIssue, ...]] = {}
+_MAX_RESULTS = 8192
+
+
+def canonical_json(obj: Any) -> str | None:
+    """A text equal for two objects exactly when they are equal as JSON data of the same Python types (keys
+    sorted); None when the object holds anything else (a non-string key, a date...), which is then not cached.
+
+    json.dumps alone would conflate {1: x} with {"1": x}; bool/int/float keep distinct spellings in JSON."""
+    if not _plain_json(obj):
+        return None
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=True)
+
+
+def _plain_json(obj: Any) -> bool:
+    if isinstance(obj, dict):
+        return all(isinstance(k, str) and _plain_json(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return all(_plain_json(v) for v in obj)
+    return obj is None or isinstance(obj, str | int | float)  # bool is an int
+
+
 def validate_object(
     obj: Mapping[str, Any], k8s_version: str, strict: bool = True, semantic: bool = True
 ) -> list[SchemaIssue]:
@@ -151,6 +211,24 @@ def validate_object(
     Objects of groups the release does not know (custom resources) yield no issues: there is no schema.
     """
     release = _release(k8s_version)
+    text = canonical_json(obj)
+    if text is None:
+        return _validate_object(obj, release, strict, semantic)
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), release, strict, semantic)
+    found = _RESULTS.get(key)
+    if found is None:
+        found = tuple(_validate_object(obj, release, strict, semantic))
+        if len(_RESULTS) >= _MAX_RESULTS:
+            _RESULTS.clear()
+        _RESULTS[key] = found
+    return list(found)
+
+
+def clear_result_cache() -> None:
+    _RESULTS.clear()
+
+
+def _validate_object(obj: Mapping[str, Any], release: str, strict: bool, semantic: bool) -> list[SchemaIssue]:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
         return [SchemaIssue("", "object has no apiVersion and kind", SCHEMA)]
