@@ -249,6 +249,11 @@ class Tool:
     @classmethod
     def probe(cls, spec: str, root: Path) -> Tool:
         t = cls(tool_command(spec), tool_env(root), root)
+        # Bytecode as an install has it: pip compiles a package when it installs it, but an editable
+        # checkout run with PYTHONDONTWRITEBYTECODE=1 (as here) would compile every module on every start.
+        package = root / "dra_migrate"
+        if package.is_dir():
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], capture_output=True)
         try:
             p = subprocess.run(
                 [*t.cmd, "migrate", "--help"], capture_output=True, text=True, env=t.env, cwd=root, timeout=60
