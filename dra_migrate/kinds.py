@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
 import yaml
 
 from dra_migrate import _paths
@@ -204,7 +203,9 @@ def resolve(data: object, path: Sequence[str]) -> list[tuple[tuple[str | int, ..
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
+def _validator() -> Any:
+    import jsonschema  # only rule packs given with --rules are validated at run time
+
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     # check_schema (meta-validation) costs more than validating every rule file, so it runs in the tests.
     return jsonschema.Draft202012Validator(schema)
@@ -273,6 +274,8 @@ def _parse_file(path: pathlib.Path, validate: bool = True) -> tuple[list[KindRul
 
     errors = list(_validator().iter_errors(data)) if validate else []
     if errors:
+        import jsonschema
+
         err = jsonschema.exceptions.best_match(errors) or errors[0]
         where: list[str | int] = list(err.absolute_path)
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from dra_migrate.lower.context import RunContext
@@ -20,6 +19,8 @@ from dra_migrate.lower.names import TraceEntry
 from dra_migrate.pipeline import FileResult, process_source
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from dra_migrate.kinds import KindRuleSet
     from dra_migrate.run import RunConfig
 
@@ -80,6 +81,7 @@ class Processor:
     def _send(self) -> None:
         if self.executor is None:
             import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
             # The parent translates the first file itself before forking: it is first in file order (its
             # result needs no replay), and the workers inherit what it loaded (schemas, validators, the CEL
