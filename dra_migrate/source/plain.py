@@ -4,6 +4,7 @@ loader and the Kubernetes API server read them. Tags are never used to construct
 from __future__ import annotations
 
 import datetime
+import functools
 from typing import Any
 
 import yaml
@@ -17,10 +18,21 @@ _MERGE = "tag:yaml.org,2002:merge"
 
 
 def resolve_scalar(node: Scalar) -> Any:
-    tag = node.tag
-    if tag is None:
-        tag = _resolver.resolve(yaml.ScalarNode, node.value, (node.style == "", node.style != ""))
-    ynode = yaml.ScalarNode(tag, node.value, style=node.style or None)
+    if node.tag is None:
+        if node.style:  # quoted and block scalars are strings
+            return node.value
+        return _plain_scalar(node.value)  # keys and values repeat: resolve each spelling once
+    return _resolve(node.tag, node.value, node.style)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _plain_scalar(value: str) -> Any:
+    """What an untagged plain scalar means (the results are immutable, so they can be shared)."""
+    return _resolve(_resolver.resolve(yaml.ScalarNode, value, (True, False)), value, "")
+
+
+def _resolve(tag: str, value: str, style: str) -> Any:
+    ynode = yaml.ScalarNode(tag, value, style=style or None)
     try:
         if tag == "tag:yaml.org,2002:int":
             return _constructor.construct_yaml_int(ynode)
@@ -31,11 +43,11 @@ def resolve_scalar(node: Scalar) -> Any:
         if tag == "tag:yaml.org,2002:null":
             return None
         if tag == "tag:yaml.org,2002:timestamp":
-            value = _constructor.construct_yaml_timestamp(ynode)
-            return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+            stamp = _constructor.construct_yaml_timestamp(ynode)
+            return stamp.isoformat() if isinstance(stamp, (datetime.date, datetime.datetime)) else stamp
     except (ValueError, yaml.YAMLError):
-        return node.value
-    return node.value
+        return value
+    return value
 
 
 class _Budget:
