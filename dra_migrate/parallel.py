@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dra_migrate.lower.context import RunContext
@@ -56,8 +57,11 @@ def _translate_chunk(items: list[Item]) -> list[tuple[FileResult, list[TraceEntr
 class Processor:
     """submit() every file to translate in file order, then result() for each in the same order."""
 
-    def __init__(self, cfg: RunConfig, rules: KindRuleSet, ctx: RunContext) -> None:
+    def __init__(
+        self, cfg: RunConfig, rules: KindRuleSet, ctx: RunContext, before_fork: Callable[[], None] | None = None
+    ) -> None:
         self.cfg, self.rules, self.ctx = cfg, rules, ctx
+        self.before_fork = before_fork  # e.g. let a writer thread go idle: fork only a quiet process
         self.jobs = cfg.jobs if cfg.jobs is not None else default_jobs()
         self.auto = cfg.jobs is None
         self.waiting: list[Item] = []  # submitted, not yet sent to a worker
@@ -88,6 +92,8 @@ class Processor:
             # environment, compiled selectors) instead of each loading them again.
             display, raw, helm = self.waiting.pop(0)
             self.ready.append((self._serial(display, raw, helm), None))
+            if self.before_fork is not None:
+                self.before_fork()
             _WORKER.update(options=self.cfg.options, rules=self.rules,
                            claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir)
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))

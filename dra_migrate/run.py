@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import Found, discover
+from dra_migrate.emit.background import BackgroundWrites
 from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.parallel import Processor as _Processor
@@ -154,6 +155,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
     # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
     # runs over them before any workload is translated, since those settings usually sit in other files.
+    writes = BackgroundWrites()
     entries: list[tuple[str, Any]] = []
     for n, found in enumerate(found_all):
         if cfg.progress is not None:
@@ -161,15 +163,15 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         if _interrupted(result, interrupt, found.display):
             break
         result.scanned += 1
-        entry = _read_pass(cfg, found)
+        entry = _read_pass(cfg, writes, found)
         if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
             entries.append(entry)
     _repo_prepass(cfg, result, [(v[0].display, v[1]) for k, v in entries if k == "kept"])
     # Then the translation: the processor may run it in worker processes; what the run reports is gathered in
     # file order, so the outcome does not depend on --jobs.
-    pool = _Processor(cfg, rules, ctx)
+    pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
     try:
-        entries = [_route(cfg, layout, pool, *v) if k == "kept" else (k, v) for k, v in entries]
+        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept" else (k, v) for k, v in entries]
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":
@@ -180,15 +182,16 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                 found, raw, helm = value
                 if _interrupted(result, interrupt, found.display):
                     break
-                _settle(cfg, result, layout, found, raw, pool.result(found.display, raw, helm), claims)
+                _settle(cfg, result, writes, layout, found, raw, pool.result(found.display, raw, helm), claims)
     finally:
         pool.close()
+        result.diagnostics.extend(writes.close())  # every write done before anything is reported
     _finish(cfg, result, claims)
     layout.finish(cfg, result)
     return result
 
 
-def _read_pass(cfg: RunConfig, found: Found) -> tuple[str, Any]:
+def _read_pass(cfg: RunConfig, writes: BackgroundWrites, found: Found) -> tuple[str, Any]:
     diags: list[Diagnostic] = []
     try:
         with open(found.path, "rb") as f:
@@ -205,21 +208,22 @@ def _read_pass(cfg: RunConfig, found: Found) -> tuple[str, Any]:
     if might_need_migration(raw) or _might_hold_repo_settings(raw):
         return "kept", (found, raw)
     if cfg.output_dir is not None:
-        _write_output(cfg, diags, found.path, found.root, raw)
+        _copy_out(cfg, writes, found, raw)
     return "diagnostics", diags
 
 
-def _route(cfg: RunConfig, layout: Any, pool: _Processor, found: Found, raw: bytes) -> tuple[str, Any]:
+def _route(
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
+) -> tuple[str, Any]:
     """A kept file: reported by the layout (kustomize patches, chart templates), or sent to translation."""
     if not might_need_migration(raw):  # kept for the pre-pass only
-        diags: list[Diagnostic] = []
         if cfg.output_dir is not None:
-            _write_output(cfg, diags, found.path, found.root, raw)
-        return "diagnostics", diags
+            _copy_out(cfg, writes, found, raw)
+        return "diagnostics", []
     intercepted = layout.intercept(found, raw)
     if intercepted is not None:  # kustomize patches, chart templates: reported, never rewritten
         if cfg.output_dir is not None:
-            _write_output(cfg, intercepted, found.path, found.root, raw)
+            _copy_out(cfg, writes, found, raw)
         return "diagnostics", intercepted
     helm = is_helm_template_path(found.path)
     pool.submit(found.display, raw, helm)
@@ -227,8 +231,8 @@ def _route(cfg: RunConfig, layout: Any, pool: _Processor, found: Found, raw: byt
 
 
 def _settle(
-    cfg: RunConfig, result: RunResult, layout: Any, found: Found, raw: bytes, fr: FileResult,
-    claims: list[tuple[str, dict[str, Any]]],
+    cfg: RunConfig, result: RunResult, writes: BackgroundWrites, layout: Any, found: Found, raw: bytes,
+    fr: FileResult, claims: list[tuple[str, dict[str, Any]]],
 ) -> None:
     fr.original = raw
     layout.refine(found, fr)
@@ -241,9 +245,10 @@ def _settle(
     if cfg.mode == "write":
         out = fr.output if fr.output is not None and fr.changed else raw
         if cfg.output_dir is not None:
-            _write_output(cfg, result.diagnostics, found.path, found.root, out)
+            _copy_out(cfg, writes, found, out)
         elif fr.changed:
-            _write_in_place(result, found.path, found.display, out)
+            path, display = found.path, found.display
+            writes.submit(display, lambda: _in_place_job(path, display, out))
     fr.release()
     if not cfg.keep_ir:
         fr.drop_ir()
@@ -342,7 +347,12 @@ def _lint(cfg: RunConfig, result: RunResult) -> None:
         result.diagnostics.append(make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>")))
 
 
-def _write_output(cfg: RunConfig, diagnostics: list[Diagnostic], path: Path, root: Path, data: bytes) -> None:
+def _copy_out(cfg: RunConfig, writes: BackgroundWrites, found: Found, data: bytes) -> None:
+    path, root = found.path, found.root
+    writes.submit(found.display, lambda: _output_job(cfg, path, root, data))
+
+
+def _output_job(cfg: RunConfig, path: Path, root: Path, data: bytes) -> list[Diagnostic]:
     assert cfg.output_dir is not None
     try:
         rel = path.relative_to(root) if root != path.parent or path.is_relative_to(root) else Path(path.name)
@@ -352,9 +362,10 @@ def _write_output(cfg: RunConfig, diagnostics: list[Diagnostic], path: Path, roo
     try:
         _tree_writer(cfg.output_dir).write(dest, data)
     except PermissionError:
-        diagnostics.append(make("DRA111", "permission denied; the file is unchanged", Location(str(dest))))
+        return [make("DRA111", "permission denied; the file is unchanged", Location(str(dest)))]
     except OSError as exc:
-        diagnostics.append(make("DRA106", f"cannot write: {exc.strerror}", Location(str(dest))))
+        return [make("DRA106", f"cannot write: {exc.strerror}", Location(str(dest)))]
+    return []
 
 
 _TREE_WRITERS: dict[Path, TreeWriter] = {}
@@ -373,14 +384,19 @@ def _tree_writer(output_dir: Path) -> TreeWriter:
 
 
 def _write_in_place(result: RunResult, path: Path, display: str, data: bytes) -> None:
+    result.diagnostics.extend(_in_place_job(path, display, data))
+
+
+def _in_place_job(path: Path, display: str, data: bytes) -> list[Diagnostic]:
     from dra_migrate.emit.writer import write_atomic
 
     try:
         write_atomic(path, data)
     except PermissionError:
-        result.diagnostics.append(make("DRA111", "permission denied; the file is unchanged", Location(display)))
+        return [make("DRA111", "permission denied; the file is unchanged", Location(display))]
     except OSError as exc:
-        result.diagnostics.append(make("DRA106", f"cannot write: {exc.strerror}", Location(display)))
+        return [make("DRA106", f"cannot write: {exc.strerror}", Location(display))]
+    return []
 
 
 def unified_diff(name: str, before: bytes, after: bytes) -> str:
