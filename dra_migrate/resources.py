@@ -26,7 +26,7 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(r["pattern"]), r["scheme"]) for r in data["resources"])
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=8192)  # every key of every GPU workload is asked about
 def classify(name: str) -> ResourceClass | None:
     for pattern, scheme in _patterns():
         m = pattern.fullmatch(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,15 +64,31 @@ class ObjectCheck:
 # --- walking ------------------------------------------------------------------------------------------
 
 
-def _walk(value: Any, prefix: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Every (relative path, value) below value, depth first in document order."""
-    yield prefix, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _walk(v, (*prefix, str(k)))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _walk(v, (*prefix, i))
+def _entries(value: Any, match: Callable[[str, Any], bool]) -> list[tuple[tuple[str | int, ...], Any]]:
+    """(path, value) of every mapping entry below value whose key and value `match`, in document order.
+    The path is built only for a match: the checks look at every key of every GPU workload."""
+    out: list[tuple[tuple[str | int, ...], Any]] = []
+    path: list[str | int] = []
+
+    def visit(v: Any) -> None:
+        if isinstance(v, dict):
+            for k, child in v.items():
+                key = str(k)
+                path.append(key)
+                if match(key, child):
+                    out.append((tuple(path), child))
+                if isinstance(child, dict | list):
+                    visit(child)
+                path.pop()
+        elif isinstance(v, list):
+            for i, child in enumerate(v):
+                if isinstance(child, dict | list):
+                    path.append(i)
+                    visit(child)
+                    path.pop()
+
+    visit(value)
+    return out
 
 
 def _under(path: Sequence[str | int], prefixes: Sequence[Sequence[str | int]]) -> bool:
@@ -165,9 +181,8 @@ def covered(chk: ObjectCheck, rule: KindRule) -> None:
                 )
             reported.append(concrete)
     spec_prefixes = [c for p in rule.pod_specs for c, _v in resolve(chk.obj, p)]
-    for path, _v in _walk(chk.obj):
-        key = path[-1] if path else None
-        if not isinstance(key, str) or classify(key) is None or _under(path, reported + spec_prefixes):
+    for path, _v in _entries(chk.obj, lambda key, _value: classify(key) is not None):
+        if _under(path, reported + spec_prefixes):
             continue
         chk.report(
             "DRA403",
@@ -184,8 +199,8 @@ def covered(chk: ObjectCheck, rule: KindRule) -> None:
 def value_names(chk: ObjectCheck, skip: Sequence[Sequence[str | int]]) -> None:
     """DRA405: `name: nvidia.com/gpu`, `gpuType: nvidia.com/gpu` and the like, outside reported fields."""
     keys = scan_data().value_keys
-    for path, v in _walk(chk.obj):
-        if not path or not isinstance(v, str) or path[-1] not in keys or _under(path, skip):
+    for path, v in _entries(chk.obj, lambda key, value: key in keys and isinstance(value, str)):
+        if _under(path, skip):
             continue
         rc = classify(v.strip())
         if rc is None or "containers" in path or "initContainers" in path:
