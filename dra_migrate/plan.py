@@ -62,8 +62,10 @@ def walk(data: Any, path: DocPath) -> Any:
 
 
 def apply_ops(data: Any, ops: list[Op]) -> Any:
-    """The plain-data result of applying `ops` (the self-check's expectation)."""
-    out = copy.deepcopy(data)
+    """The plain-data result of applying `ops` (the self-check's expectation). `data` is not changed: the
+    containers on the ops' paths are copied, the rest is shared with it (nothing mutates either after)."""
+    copied: set[int] = set()
+    out = _owned_copy(data, copied)
     # Deletions last (items from the highest index down), so paths computed on the original stay valid.
     def order(o: Op) -> tuple[int, int]:
         if isinstance(o, DeleteItem):
@@ -71,6 +73,7 @@ def apply_ops(data: Any, ops: list[Op]) -> Any:
         return (1 if isinstance(o, DeleteKey) else 0, 0)
 
     for op in sorted(ops, key=order):
+        _own_path(out, op.path if isinstance(op, Append) else op.path[:-1], copied)
         parent = walk(out, op.path[:-1]) if not isinstance(op, Append) else None
         if isinstance(op, DeleteItem):
             assert isinstance(parent, list)
@@ -88,6 +91,27 @@ def apply_ops(data: Any, ops: list[Op]) -> Any:
             assert isinstance(seq, list)
             seq.extend(copy.deepcopy(list(op.items)))
     return out
+
+
+def _owned_copy(value: Any, copied: set[int]) -> Any:
+    if isinstance(value, dict):
+        value = dict(value)
+    elif isinstance(value, list):
+        value = list(value)
+    else:
+        return value
+    copied.add(id(value))
+    return value
+
+
+def _own_path(root: Any, path: DocPath, copied: set[int]) -> None:
+    """Replace every container on `path` below `root` (itself already a copy) by a copy of its own."""
+    node = root
+    for seg in path:
+        child = node[seg]
+        if isinstance(child, dict | list) and id(child) not in copied:
+            child = node[seg] = _owned_copy(child, copied)
+        node = child
 
 
 def touched_paths(ops: list[Op]) -> list[DocPath]:
