@@ -151,7 +151,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     from dra_migrate.integrations.layout import Layout
 
     found_all = list(discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore))
-    layout = Layout(found_all)
+    layout = Layout()
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
     # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
     # runs over them before any workload is translated, since those settings usually sit in other files.
@@ -163,10 +163,13 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         if _interrupted(result, interrupt, found.display):
             break
         result.scanned += 1
-        entry = _read_pass(cfg, writes, found)
+        entry = _read_pass(cfg, writes, layout, found)
         if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
             entries.append(entry)
-    _repo_prepass(cfg, result, [(v[0].display, v[1]) for k, v in entries if k == "kept"])
+    kept = [v for k, v in entries if k == "kept"]
+    _repo_prepass(cfg, result, [(found.display, raw) for found, raw in kept])
+    layout.index([found for found, raw in kept if might_need_migration(raw)])
+    del kept
     # Then the translation: the processor may run it in worker processes; what the run reports is gathered in
     # file order, so the outcome does not depend on --jobs.
     pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
@@ -191,7 +194,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     return result
 
 
-def _read_pass(cfg: RunConfig, writes: BackgroundWrites, found: Found) -> tuple[str, Any]:
+def _read_pass(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found) -> tuple[str, Any]:
     diags: list[Diagnostic] = []
     try:
         with open(found.path, "rb") as f:
@@ -205,6 +208,7 @@ def _read_pass(cfg: RunConfig, writes: BackgroundWrites, found: Found) -> tuple[
             return "diagnostics", diags
     except OSError as exc:
         return "diagnostics", [make("DRA106", f"cannot read: {exc.strerror}", Location(found.display))]
+    layout.note(found, raw)
     if might_need_migration(raw) or _might_hold_repo_settings(raw):
         return "kept", (found, raw)
     if cfg.output_dir is not None:

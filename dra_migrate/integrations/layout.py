@@ -7,13 +7,13 @@ refine the compiler's diagnostics for it (`refine`), and finish after the claims
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.integrations import helm, kustomize
-from dra_migrate.pipeline import might_need_migration
 
 if TYPE_CHECKING:
     from dra_migrate.discover import Found
@@ -21,37 +21,48 @@ if TYPE_CHECKING:
     from dra_migrate.run import RunConfig, RunResult
 
 
+# File names a kustomization's text mentions (patch paths are relative paths to manifest files).
+_MENTIONED_FILE = re.compile(rb"([^\s'\"/:\[\]{},]+\.(?:ya?ml|json))")
+
+
 class Layout:
-    def __init__(self, found: Sequence[Found]) -> None:
+    """Filled during the run's read of every file (`note`), indexed once the files that may hold GPU requests
+    are known (`index`): a kustomization is parsed only if it names one of them, or is one of them."""
+
+    def __init__(self) -> None:
         self.kustomizations: dict[Path, kustomize.Kustomization | None] = {}  # by resolved path
-        self._unparsed: dict[Path, Found] = {}  # kustomizations without patches, parsed if ever asked about
+        self._unparsed: dict[Path, tuple[Found, bytes | None]] = {}  # parsed if ever needed
         self.patch_files: dict[Path, kustomize.PatchRef] = {}
-        for f in found:
-            if f.path.name in kustomize.KUSTOMIZATION_NAMES:
-                key = f.path.resolve()
-                if key in self.kustomizations or key in self._unparsed:
-                    continue
-                try:
-                    with open(f.path, "rb") as fh:
-                        mentions_patches = b"atch" in fh.read()  # patches, patchesJson6902, patchesStrategicMerge
-                except OSError:
-                    mentions_patches = True  # load() reports nothing either way; keep one code path
-                if not mentions_patches:
-                    self._unparsed[key] = f
-                    continue
-                k = kustomize.load(f.path, f.display)
-                if k is not None:
-                    self.patch_files.update(k.patch_files)
-                    if not might_need_migration(k.text.encode("utf-8")):
-                        # never asked about (only files that may hold GPU requests are): keep only its patches
-                        self._unparsed[key] = f
-                        continue
-                self.kustomizations[key] = k
+
+    def note(self, found: Found, raw: bytes) -> None:
+        """Every file the run read: kustomizations are remembered (their text only if they list patches)."""
+        if found.name not in kustomize.KUSTOMIZATION_NAMES:
+            return
+        key = found.path.resolve()
+        if key not in self._unparsed:
+            # patches, patchesJson6902, patchesStrategicMerge
+            self._unparsed[key] = (found, raw if b"atch" in raw else None)
+
+    def index(self, candidates: Sequence[Found]) -> None:
+        """Parse the kustomizations whose text names one of `candidates` (the files that may hold GPU
+        requests) and record the patch files they list."""
+        names = {c.name.encode("utf-8", "surrogateescape") for c in candidates}
+        for key, (found, raw) in list(self._unparsed.items()):
+            if raw is None or not any(m in names for m in _MENTIONED_FILE.findall(raw)):
+                continue
+            k = self._load(key, found)
+            if k is not None:
+                self.patch_files.update(k.patch_files)
+
+    def _load(self, key: Path, found: Found) -> kustomize.Kustomization | None:
+        self._unparsed.pop(key, None)
+        k = self.kustomizations[key] = kustomize.load(found.path, found.display)
+        return k
 
     def _kustomization(self, resolved: Path) -> kustomize.Kustomization | None:
-        pending = self._unparsed.pop(resolved, None)
+        pending = self._unparsed.get(resolved)
         if pending is not None:
-            self.kustomizations[resolved] = kustomize.load(pending.path, pending.display)
+            return self._load(resolved, pending[0])
         return self.kustomizations.get(resolved)
 
     def intercept(self, found: Found, raw: bytes) -> list[Diagnostic] | None:
@@ -59,7 +70,7 @@ class Layout:
         from dra_migrate.source.reader import is_helm_template_path
 
         resolved = found.path.resolve()
-        if found.path.name in kustomize.KUSTOMIZATION_NAMES:
+        if found.name in kustomize.KUSTOMIZATION_NAMES:
             k = self._kustomization(resolved)
             return kustomize.inline_patch_diagnostics(k) if k is not None else None
         ref = self.patch_files.get(resolved)
