@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import Found, discover
 from dra_migrate.emit.background import BackgroundWrites
 from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.parallel import Processor as _Processor
+from dra_migrate.pipeline import PREFILTER as MIGRATION_PREFILTER
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
+from dra_migrate.sharing.discover import PREFILTER as SHARING_PREFILTER
 from dra_migrate.source.reader import DEFAULT_MAX_BYTES, is_helm_template_path
 
 if TYPE_CHECKING:
@@ -197,7 +200,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
 def _read_pass(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found) -> tuple[str, Any]:
     diags: list[Diagnostic] = []
     try:
-        with open(found.path, "rb") as f:
+        with open(found, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             raw = f.read(1 << 16) if size > cfg.max_file_size else f.read()
         if size > cfg.max_file_size:
@@ -209,7 +212,7 @@ def _read_pass(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Fou
     except OSError as exc:
         return "diagnostics", [make("DRA106", f"cannot read: {exc.strerror}", Location(found.display))]
     layout.note(found, raw)
-    if might_need_migration(raw) or _might_hold_repo_settings(raw):
+    if any(p in raw for p in _KEEP):
         return "kept", (found, raw)
     if cfg.output_dir is not None:
         _copy_out(cfg, writes, found, raw)
@@ -258,11 +261,8 @@ def _settle(
         fr.drop_ir()
 
 
-def _might_hold_repo_settings(raw: bytes) -> bool:
-    from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
-    from dra_migrate.sharing.discover import might_hold_sharing
-
-    return CLASS_PREFILTER in raw or might_hold_sharing(raw)
+# What makes the read pass keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
+_KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
 
 
 def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, bytes]]) -> None:

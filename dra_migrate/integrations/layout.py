@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from dra_migrate.run import RunConfig, RunResult
 
 
-# File names a kustomization's text mentions (patch paths are relative paths to manifest files).
-_MENTIONED_FILE = re.compile(rb"([^\s'\"/:\[\]{},]+\.(?:ya?ml|json))")
+# Paths a kustomization's text mentions (patch paths are paths of manifest files relative to it).
+_MENTIONED_FILE = re.compile(rb"([^\s'\"\[\]{},:]+\.(?:ya?ml|json))")
 
 
 class Layout:
@@ -30,50 +30,51 @@ class Layout:
     are known (`index`): a kustomization is parsed only if it names one of them, or is one of them."""
 
     def __init__(self) -> None:
-        self.kustomizations: dict[Path, kustomize.Kustomization | None] = {}  # by resolved path
-        self._unparsed: dict[Path, tuple[Found, bytes | None]] = {}  # parsed if ever needed
-        self.patch_files: dict[Path, kustomize.PatchRef] = {}
+        # by the path as the walk spelled it (the same Found comes back to intercept)
+        self.kustomizations: dict[str, kustomize.Kustomization | None] = {}
+        self._unparsed: dict[str, tuple[Found, bytes | None]] = {}  # parsed if ever needed
+        self.patch_files: dict[Path, kustomize.PatchRef] = {}  # by resolved path
 
     def note(self, found: Found, raw: bytes) -> None:
         """Every file the run read: kustomizations are remembered (their text only if they list patches)."""
-        if found.name not in kustomize.KUSTOMIZATION_NAMES:
-            return
-        key = found.path.resolve()
-        if key not in self._unparsed:
+        if found.name in kustomize.KUSTOMIZATION_NAMES:
             # patches, patchesJson6902, patchesStrategicMerge
-            self._unparsed[key] = (found, raw if b"atch" in raw else None)
+            self._unparsed.setdefault(os.fspath(found), (found, raw if b"atch" in raw else None))
 
     def index(self, candidates: Sequence[Found]) -> None:
         """Parse the kustomizations whose text names one of `candidates` (the files that may hold GPU
-        requests) and record the patch files they list."""
-        names = {c.name.encode("utf-8", "surrogateescape") for c in candidates}
+        requests) by a path relative to it, and record the patch files they list."""
+        wanted = {os.path.normpath(os.fspath(c)) for c in candidates}
         for key, (found, raw) in list(self._unparsed.items()):
-            if raw is None or not any(m in names for m in _MENTIONED_FILE.findall(raw)):
+            if raw is None:
+                continue
+            here = os.path.dirname(key)
+            mentions = (os.path.normpath(os.path.join(here, os.fsdecode(m))) for m in _MENTIONED_FILE.findall(raw))
+            if not any(m in wanted for m in mentions):
                 continue
             k = self._load(key, found)
             if k is not None:
                 self.patch_files.update(k.patch_files)
 
-    def _load(self, key: Path, found: Found) -> kustomize.Kustomization | None:
+    def _load(self, key: str, found: Found) -> kustomize.Kustomization | None:
         self._unparsed.pop(key, None)
         k = self.kustomizations[key] = kustomize.load(found.path, found.display)
         return k
 
-    def _kustomization(self, resolved: Path) -> kustomize.Kustomization | None:
-        pending = self._unparsed.get(resolved)
+    def _kustomization(self, key: str) -> kustomize.Kustomization | None:
+        pending = self._unparsed.get(key)
         if pending is not None:
-            return self._load(resolved, pending[0])
-        return self.kustomizations.get(resolved)
+            return self._load(key, pending[0])
+        return self.kustomizations.get(key)
 
     def intercept(self, found: Found, raw: bytes) -> list[Diagnostic] | None:
         """Diagnostics for a file the compiler must not rewrite; None when the compiler should process it."""
         from dra_migrate.source.reader import is_helm_template_path
 
-        resolved = found.path.resolve()
         if found.name in kustomize.KUSTOMIZATION_NAMES:
-            k = self._kustomization(resolved)
+            k = self._kustomization(os.fspath(found))
             return kustomize.inline_patch_diagnostics(k) if k is not None else None
-        ref = self.patch_files.get(resolved)
+        ref = self.patch_files.get(found.path.resolve()) if self.patch_files else None
         if ref is not None:
             return kustomize.patch_file_diagnostics(found.display, raw, ref)
         if is_helm_template_path(found.path):
