@@ -94,7 +94,19 @@ def _class_members(device_class: str) -> tuple[tuple[CelDevice, str | None], ...
 def check_selector(device_class: str, expression: str) -> tuple[str, str] | None:
     """(code, message) when the expression does not compile, errors on a device of its class, or matches none.
 
-    As in the allocator, a request's selectors are evaluated only on devices its device class selects."""
+    As in the allocator, a request's selectors are evaluated only on devices its device class selects.
+    Verdicts are remembered across runs (dra_migrate.cel.verdicts: keyed by everything they depend on)."""
+    from dra_migrate.cel import verdicts
+
+    known = verdicts.lookup(device_class, expression)
+    if known is not verdicts.MISSING:
+        return known
+    verdict = _check_selector(device_class, expression)
+    verdicts.record(device_class, expression, verdict)
+    return verdict
+
+
+def _check_selector(device_class: str, expression: str) -> tuple[str, str] | None:
     from dra_migrate.cel import CelCompileError, CelEvalError, compile_selector
     from dra_migrate.cel.projection import device_key
 

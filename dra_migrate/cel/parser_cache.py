@@ -14,12 +14,8 @@ to building the parser in memory, exactly as without the cache.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
 import celpy
@@ -28,19 +24,9 @@ from celpy import celparser
 from celpy.celparser import CELParser
 
 from dra_migrate import __version__
+from dra_migrate.usercache import cache_dir, own_private_file, save
 
 _PREFIX = "cel-parser-"
-
-
-def cache_dir() -> Path | None:
-    """$XDG_CACHE_HOME/dra-migrate, else ~/.cache/dra-migrate; None when there is no home to put it in."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec: a relative value is invalid and ignored
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / "dra-migrate"
 
 
 def cache_key(tree_class: type) -> str:
@@ -52,14 +38,9 @@ def cache_key(tree_class: type) -> str:
     return h.hexdigest()[:32]
 
 
-def _own_private_file(path: Path) -> bool:
-    st = path.stat()
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
 def _load(path: Path) -> lark.Lark | None:
     try:
-        if not _own_private_file(path):
+        if not own_private_file(path):
             return None
         with path.open("rb") as f:
             parser = lark.Lark.load(f)
@@ -69,23 +50,7 @@ def _load(path: Path) -> lark.Lark | None:
 
 
 def _save(directory: Path, path: Path, parser: lark.Lark) -> None:
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)  # mode 0600
-    except OSError:
-        return  # read-only or unwritable: this run just does without
-    try:
-        with os.fdopen(fd, "wb") as f:
-            parser.save(f)
-        os.replace(tmp, path)
-    except Exception:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return
-    for old in directory.glob(f"{_PREFIX}*.pickle"):  # parsers of versions no longer installed
-        if old != path:
-            with contextlib.suppress(OSError):
-                old.unlink()
+    save(directory, path, parser.save, f"{_PREFIX}*.pickle")  # parsers of versions no longer installed
 
 
 def install(tree_class: type = lark.Tree) -> None:

@@ -1,0 +1,118 @@
+"""Verdicts of the pre-write selector check (prewrite.check_selector), remembered across runs.
+
+A verdict is a pure function of the device class, the expression, our CEL environment and the NVIDIA
+device fixture. A pre-commit run on one GPU file asks for a handful of selectors it has almost always
+seen before; remembering them spares it importing the CEL interpreter at all (~0.2 s of a ~0.8 s run).
+The memo's file name is a hash of everything a verdict depends on — the source of dra_migrate/cel, the
+fixture and device class data, prewrite.py, the cel-python version — so an upgrade or a local change never
+reads a stale verdict. It is JSON (never code) in the private per-user cache (dra_migrate.usercache), and
+any failure to read or write it just means the selectors are evaluated, as without it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+from dra_migrate import usercache
+
+_PREFIX = "selector-verdicts-"
+_MAX_ENTRIES = 20_000
+Verdict = tuple[str, str] | None
+MISSING = object()
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+# Everything a verdict depends on, besides the (class, expression) asked about.
+_INPUTS = ("cel", "data/devices", "prewrite.py", "simulate/inventory.py", "_rules/simulate")
+
+
+def _key() -> str:
+    h = hashlib.sha256()
+    for entry in _INPUTS:
+        base = _PACKAGE / entry
+        files = sorted(p for p in base.rglob("*") if p.is_file() and p.suffix != ".pyc") if base.is_dir() else [base]
+        for f in files:
+            h.update(str(f.relative_to(_PACKAGE)).encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    try:
+        h.update(metadata.version("cel-python").encode())
+    except metadata.PackageNotFoundError:
+        h.update(b"?")
+    return h.hexdigest()[:32]
+
+
+class _Memo:
+    def __init__(self) -> None:
+        self._path: Path | None = None
+        self._known: dict[str, Verdict] | None = None
+        self._new: dict[str, Verdict] = {}
+        self._pid = os.getpid()
+
+    def _load(self) -> dict[str, Verdict]:
+        if self._known is None:
+            self._known = {}
+            try:
+                directory = usercache.cache_dir()
+                if directory is not None:
+                    self._path = directory / f"{_PREFIX}{_key()}.json"
+                    if usercache.own_private_file(self._path):
+                        data = json.loads(self._path.read_bytes())
+                        if isinstance(data, dict):
+                            self._known = {k: _verdict(v) for k, v in data.items() if isinstance(k, str)}
+            except (OSError, ValueError):
+                pass  # no cache, or one we cannot read: evaluate
+        return self._known
+
+    def get(self, device_class: str, expression: str) -> Any:
+        return self._load().get(f"{device_class}\0{expression}", MISSING)
+
+    def put(self, device_class: str, expression: str, verdict: Verdict) -> None:
+        key = f"{device_class}\0{expression}"
+        self._load()[key] = verdict
+        self._new[key] = verdict
+
+    def save(self) -> None:
+        # forked workers share the memo object but not the duty to write it
+        if not self._new or self._path is None or os.getpid() != self._pid:
+            return
+        merged: dict[str, Verdict] = {}
+        try:  # another run may have saved meanwhile: keep its verdicts too
+            if usercache.own_private_file(self._path):
+                data = json.loads(self._path.read_bytes())
+                if isinstance(data, dict):
+                    merged = {k: _verdict(v) for k, v in data.items() if isinstance(k, str)}
+        except (OSError, ValueError):
+            pass
+        merged.update(self._new)
+        if len(merged) > _MAX_ENTRIES:
+            merged = dict(list(merged.items())[-_MAX_ENTRIES:])
+
+        def write(f: IO[bytes]) -> None:
+            f.write(json.dumps(merged, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+        if usercache.save(self._path.parent, self._path, write, f"{_PREFIX}*.json"):
+            self._new = {}
+
+
+def _verdict(value: Any) -> Verdict:
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return (value[0], value[1])
+    return None
+
+
+_MEMO = _Memo()
+atexit.register(_MEMO.save)
+
+
+def lookup(device_class: str, expression: str) -> Any:
+    """The remembered verdict, or MISSING."""
+    return _MEMO.get(device_class, expression)
+
+
+def record(device_class: str, expression: str, verdict: Verdict) -> None:
+    _MEMO.put(device_class, expression, verdict)
