@@ -181,8 +181,12 @@ def covered(chk: ObjectCheck, rule: KindRule) -> None:
                 )
             reported.append(concrete)
     spec_prefixes = [c for p in rule.pod_specs for c, _v in resolve(chk.obj, p)]
-    for path, _v in _entries(chk.obj, lambda key, _value: classify(key) is not None):
-        if _under(path, reported + spec_prefixes):
+    value_keys = scan_data().value_keys
+    # one walk for both checks: GPU resource keys (DRA403 here) and GPU-naming values (DRA405 below)
+    found = _entries(chk.obj, lambda key, value: classify(key) is not None
+                     or (key in value_keys and isinstance(value, str)))
+    for path, _v in found:
+        if classify(str(path[-1])) is None or _under(path, reported + spec_prefixes):
             continue
         chk.report(
             "DRA403",
@@ -191,16 +195,22 @@ def covered(chk: ObjectCheck, rule: KindRule) -> None:
             path,
         )
         reported.append(path)
-    value_names(chk, reported)
+    value_names(chk, reported, found)
     if chk.wl.kind == "DaemonSet" and not chk.wl.needs_gpus:
         infrastructure(chk, spec_prefixes)
 
 
-def value_names(chk: ObjectCheck, skip: Sequence[Sequence[str | int]]) -> None:
-    """DRA405: `name: nvidia.com/gpu`, `gpuType: nvidia.com/gpu` and the like, outside reported fields."""
+def value_names(
+    chk: ObjectCheck, skip: Sequence[Sequence[str | int]],
+    candidates: Sequence[tuple[tuple[str | int, ...], Any]] | None = None,
+) -> None:
+    """DRA405: `name: nvidia.com/gpu`, `gpuType: nvidia.com/gpu` and the like, outside reported fields.
+    `candidates`: entries of a walk the caller already made (a superset of the value-key entries)."""
     keys = scan_data().value_keys
-    for path, v in _entries(chk.obj, lambda key, value: key in keys and isinstance(value, str)):
-        if _under(path, skip):
+    if candidates is None:
+        candidates = _entries(chk.obj, lambda key, value: key in keys and isinstance(value, str))
+    for path, v in candidates:
+        if path[-1] not in keys or not isinstance(v, str) or _under(path, skip):
             continue
         rc = classify(v.strip())
         if rc is None or "containers" in path or "initContainers" in path:
