@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib.util
 import json
+import os
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
-from typing import Any
-
-import jsonschema
-import referencing.exceptions
-from kubernetes_validate.utils import all_versions, schema_contents
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.features import normalize_version, parse_version
 from dra_migrate.validate.issues import NOT_SERVED, SCHEMA, SchemaIssue, join_path, path_from
+
+if TYPE_CHECKING:  # python-jsonschema (~0.15 s to import) is loaded only when an object is not found valid
+    import jsonschema
+    from referencing import Registry
 
 DEFINITIONS_ID = "https://kubernetes.io/api/_definitions.json"
 _MAX_MESSAGE = 240
@@ -36,8 +38,26 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 
 
 @cache
+def _schema_root() -> str | None:
+    """kubernetes-validate's schema directory, found without importing the package (its __init__ imports
+    python-jsonschema); None when it is not a plain directory (then its own functions read it)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        root = os.path.join(location, "kubernetes-json-schema")
+        if os.path.isdir(root):
+            return root
+    return None
+
+
+@cache
 def _bundled_versions() -> frozenset[str]:
-    return frozenset(normalize_version(v) for v in all_versions())
+    root = _schema_root()
+    if root is None:
+        from kubernetes_validate.utils import all_versions
+
+        return frozenset(normalize_version(v) for v in all_versions())
+    # as kubernetes_validate.utils.all_versions: every directory v<version>[-...]
+    return frozenset(normalize_version(m.group(1)) for name in os.listdir(root) if (m := re.match(r"^v([^-]*)", name)))
 
 
 def _release(k8s_version: str) -> str:
@@ -53,7 +73,14 @@ def _release(k8s_version: str) -> str:
 @cache
 def _definitions(release: str, strict: bool) -> dict[str, Any]:
     directory = f"v{release}.0-local" + ("-strict" if strict else "")
-    defs = schema_contents(f"kubernetes-json-schema/{directory}/_definitions.json", release)
+    root = _schema_root()
+    if root is None:
+        from kubernetes_validate.utils import schema_contents
+
+        defs = schema_contents(f"kubernetes-json-schema/{directory}/_definitions.json", release)
+    else:
+        with open(os.path.join(root, directory, "_definitions.json"), encoding="utf-8") as f:
+            defs = json.load(f)
     if not isinstance(defs, dict) or defs.get("$id") != DEFINITIONS_ID or "$defs" not in defs:
         raise RuntimeError(f"unexpected layout of kubernetes-validate schemas for {release}")
     return defs
@@ -61,6 +88,8 @@ def _definitions(release: str, strict: bool) -> dict[str, Any]:
 
 @cache
 def _registry(release: str, strict: bool) -> Registry:
+    from referencing import Registry, Resource
+
     return Resource.from_contents(_definitions(release, strict)) @ Registry()
 
 
@@ -108,6 +137,9 @@ def _memoized_ref_validator() -> type[jsonschema.Draft202012Validator]:
     schemas have neither (tests/test_prewrite_cache.py checks every bundled release; scanning 1.2 MB of
     definitions at run time would cost more than the memo saves on a small run).
     """
+    import jsonschema
+    import referencing.exceptions
+
     resolved_by_ref: dict[tuple[str, str], Any] = {}
 
     def ref(validator: Any, ref: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
@@ -148,13 +180,12 @@ def _validator(
 # jsonschema-rs as a pre-check: an object it finds valid has no schema issues, anything else goes through
 # python-jsonschema, whose errors are the messages we report (tests/test_schema_fastpath.py checks that both
 # agree on validity for every golden object and for invalid ones, per release and strictness).
-# First use is not free: importing the extension costs ~20 ms, its registry of a release's definitions ~12 ms and
-# compiling a Deployment ~5 ms (a ResourceClaimTemplate ~1 ms), while python-jsonschema checks a workload in
-# 0.3-1 ms. A pre-commit run validating 1-3 objects would only lose, so the Rust validator is used only once the
-# process has checked _FAST_AFTER_TOTAL objects with python-jsonschema (paying for import and registry) and
-# _FAST_AFTER of this (kind, apiVersion, release, strictness) (paying for its compilation).
-_FAST_AFTER = 8
-_FAST_AFTER_TOTAL = 50
+# It is used from the first object: importing it (~20-45 ms), its registry of a release's definitions (~12 ms)
+# and compiling a Deployment (~5 ms) cost less than importing python-jsonschema (~150 ms with referencing),
+# which a run whose objects are all valid — a pre-commit run on one file, typically — then never imports.
+# The thresholds (objects checked with python-jsonschema first, in all and per kind) stay settable for tests.
+_FAST_AFTER = 0
+_FAST_AFTER_TOTAL = 0
 _slow_uses: dict[tuple[str, str, str, bool], int] = {}
 _slow_total = 0
 
@@ -297,9 +328,8 @@ def _validate_object(
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
         return [SchemaIssue("", "object has no apiVersion and kind", SCHEMA)]
-    validator = _validator(kind, api_version, release, strict)
-    if validator is None:
-        group, _ = split_api_version(api_version)
+    group, version = split_api_version(api_version)
+    if version not in _kind_index(release).get((group, kind), {}):
         if not _is_builtin_group(group, release):
             return []
         served = served_api_versions(kind, release)
@@ -314,6 +344,8 @@ def _validate_object(
     if fast and _fast_valid(obj, kind, api_version, release, strict):
         issues: list[SchemaIssue] = []
     else:
+        validator = _validator(kind, api_version, release, strict)
+        assert validator is not None  # the kind is served (checked above)
         issues = sorted(_schema_issues(validator, obj), key=lambda i: (i.path, i.message))
     if semantic:
         from dra_migrate.validate.limits import check_object_limits
