@@ -45,10 +45,13 @@ def test_a_foreign_or_damaged_memo_is_not_believed(tmp_path: Path) -> None:
     first = _run(tmp_path)
     memo = next((tmp_path / "dra-migrate").glob("selector-verdicts-*.json"))
     # a verdict nobody computed: if it were read, the broken expression would pass
-    lying = {f"gpu.nvidia.com\0{e}": None for e in (GOOD, NONE, BROKEN)}
+    lying = {"verdicts": {f"gpu.nvidia.com\0{e}": None for e in (GOOD, NONE, BROKEN)}}
     memo.write_text(json.dumps(lying))
     memo.chmod(0o666)  # writable by others: ignored
     assert _run(tmp_path)["verdicts"] == first["verdicts"]
+    memo.chmod(0o600)
+    memo.write_text(json.dumps(lying))  # the check that it is really read: a private file is believed
+    assert _run(tmp_path)["verdicts"] == [None, None, None]
     memo.chmod(0o600)
     memo.write_text("{not json")
     assert _run(tmp_path)["verdicts"] == first["verdicts"]

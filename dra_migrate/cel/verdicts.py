@@ -15,6 +15,7 @@ import atexit
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
@@ -47,56 +48,64 @@ def _key() -> str:
 
 
 class _Memo:
+    """The file holds {"verdicts": {class NUL expression: [code, message] | null}, "derived": {name: [str]}}."""
+
     def __init__(self) -> None:
         self._path: Path | None = None
-        self._known: dict[str, Verdict] | None = None
-        self._new: dict[str, Verdict] = {}
+        self._known: dict[str, dict[str, Any]] | None = None
+        self._new: dict[str, dict[str, Any]] = {"verdicts": {}, "derived": {}}
         self._pid = os.getpid()
 
-    def _load(self) -> dict[str, Verdict]:
+    def _read(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {"verdicts": {}, "derived": {}}
+        try:
+            if self._path is not None and usercache.own_private_file(self._path):
+                data = json.loads(self._path.read_bytes())
+                if isinstance(data, dict):
+                    verdicts = data.get("verdicts")
+                    if isinstance(verdicts, dict):
+                        out["verdicts"] = {k: _verdict(v) for k, v in verdicts.items() if isinstance(k, str)}
+                    derived = data.get("derived")
+                    if isinstance(derived, dict):
+                        out["derived"] = {k: v for k, v in derived.items()
+                                          if isinstance(v, list) and all(isinstance(x, str) for x in v)}
+        except (OSError, ValueError):
+            pass  # no cache, or one we cannot read: compute
+        return out
+
+    def _load(self) -> dict[str, dict[str, Any]]:
         if self._known is None:
-            self._known = {}
             try:
                 directory = usercache.cache_dir()
                 if directory is not None:
                     self._path = directory / f"{_PREFIX}{_key()}.json"
-                    if usercache.own_private_file(self._path):
-                        data = json.loads(self._path.read_bytes())
-                        if isinstance(data, dict):
-                            self._known = {k: _verdict(v) for k, v in data.items() if isinstance(k, str)}
-            except (OSError, ValueError):
-                pass  # no cache, or one we cannot read: evaluate
+            except OSError:
+                self._path = None
+            self._known = self._read()
         return self._known
 
-    def get(self, device_class: str, expression: str) -> Any:
-        return self._load().get(f"{device_class}\0{expression}", MISSING)
+    def get(self, section: str, key: str) -> Any:
+        return self._load()[section].get(key, MISSING)
 
-    def put(self, device_class: str, expression: str, verdict: Verdict) -> None:
-        key = f"{device_class}\0{expression}"
-        self._load()[key] = verdict
-        self._new[key] = verdict
+    def put(self, section: str, key: str, value: Any) -> None:
+        self._load()[section][key] = value
+        self._new[section][key] = value
 
     def save(self) -> None:
         # forked workers share the memo object but not the duty to write it
-        if not self._new or self._path is None or os.getpid() != self._pid:
+        if not any(self._new.values()) or self._path is None or os.getpid() != self._pid:
             return
-        merged: dict[str, Verdict] = {}
-        try:  # another run may have saved meanwhile: keep its verdicts too
-            if usercache.own_private_file(self._path):
-                data = json.loads(self._path.read_bytes())
-                if isinstance(data, dict):
-                    merged = {k: _verdict(v) for k, v in data.items() if isinstance(k, str)}
-        except (OSError, ValueError):
-            pass
-        merged.update(self._new)
-        if len(merged) > _MAX_ENTRIES:
-            merged = dict(list(merged.items())[-_MAX_ENTRIES:])
+        merged = self._read()  # another run may have saved meanwhile: keep its entries too
+        for section, entries in self._new.items():
+            merged[section].update(entries)
+        if len(merged["verdicts"]) > _MAX_ENTRIES:
+            merged["verdicts"] = dict(list(merged["verdicts"].items())[-_MAX_ENTRIES:])
 
         def write(f: IO[bytes]) -> None:
             f.write(json.dumps(merged, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
         if usercache.save(self._path.parent, self._path, write, f"{_PREFIX}*.json"):
-            self._new = {}
+            self._new = {"verdicts": {}, "derived": {}}
 
 
 def _verdict(value: Any) -> Verdict:
@@ -111,8 +120,18 @@ atexit.register(_MEMO.save)
 
 def lookup(device_class: str, expression: str) -> Any:
     """The remembered verdict, or MISSING."""
-    return _MEMO.get(device_class, expression)
+    return _MEMO.get("verdicts", f"{device_class}\0{expression}")
 
 
 def record(device_class: str, expression: str, verdict: Verdict) -> None:
-    _MEMO.put(device_class, expression, verdict)
+    _MEMO.put("verdicts", f"{device_class}\0{expression}", verdict)
+
+
+def derived(name: str, compute: Callable[[], list[str]]) -> list[str]:
+    """A list of strings computed from the same inputs as the verdicts (e.g. the attribute names the
+    fixture publishes), remembered the same way."""
+    found = _MEMO.get("derived", name)
+    if found is MISSING:
+        found = list(compute())
+        _MEMO.put("derived", name, found)
+    return list(found)

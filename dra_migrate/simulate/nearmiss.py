@@ -15,41 +15,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.cel.refs import referenced
 from dra_migrate.simulate.allocator import ALL, Allocator, lookup_attribute
 from dra_migrate.simulate.claims import ClaimSpec, ExactRequest
 from dra_migrate.simulate.inventory import Device, DeviceId
 
-_REF = re.compile(
-    r"device\.(?P<what>attributes|capacity)\[\s*(?P<q>['\"])(?P<domain>[^'\"]+)(?P=q)\s*\]"
-    r"(?:\.(?P<field>[A-Za-z_][A-Za-z0-9_]*)|\[\s*(?P<q2>['\"])(?P<key>[^'\"]+)(?P=q2)\s*\])"
-)
-_METHODS = {
-    "compareTo",
-    "isGreaterThan",
-    "isLessThan",
-    "matches",
-    "lowerAscii",
-    "upperAscii",
-    "startsWith",
-    "endsWith",
-    "contains",
-    "size",
-    "isSet",
-}
+__all__ = ["referenced"]  # kept importable from here
+
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4}
-
-
-def referenced(expression: str) -> list[tuple[str, str, str]]:
-    """(attributes|capacity, domain, name) read by a selector, in order of appearance, without duplicates."""
-    out: list[tuple[str, str, str]] = []
-    for m in _REF.finditer(expression):
-        name = m.group("field") or m.group("key")
-        if name in _METHODS:
-            continue
-        ref = (m.group("what"), m.group("domain"), name)
-        if ref not in out:
-            out.append(ref)
-    return out
 
 
 def pretty_quantity(text: str) -> str:
