@@ -87,24 +87,21 @@ class Processor:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            # The parent translates the first file itself before forking: it is first in file order (its
-            # result needs no replay), and the workers inherit what it loaded (schemas, validators, the CEL
-            # environment, compiled selectors) instead of each loading them again.
-            display, raw, helm = self.waiting.pop(0)
-            self.ready.append((self._serial(display, raw, helm), None))
-            if self.before_fork is not None:
-                self.before_fork()
             _WORKER.update(options=self.cfg.options, rules=self.rules,
                            claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir)
+            # The parent translates the first file itself before forking, as a worker would (its result is
+            # replayed or skipped in order like theirs): the workers inherit what it loaded (schemas,
+            # validators, the CEL environment, compiled selectors) instead of each loading them again.
+            self.ready.extend(_translate_chunk([self.waiting.pop(0)]))
+            if self.before_fork is not None:
+                self.before_fork()
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
         while self.waiting:
             chunk, self.waiting = self.waiting[:CHUNK], self.waiting[CHUNK:]
             self.sent.append((self.executor.submit(_translate_chunk, chunk), len(chunk)))
 
-    def result(self, display: str, raw: bytes, helm: bool) -> FileResult:
-        if self.executor is None and not self._parallel():
-            self.waiting.clear()
-            return self._serial(display, raw, helm)
+    def _next(self) -> tuple[FileResult, list[TraceEntry] | None] | None:
+        """The workers' outcome for the next submitted file (None: translate it here)."""
         if self.waiting:
             self._send()
         if not self.ready and self.sent:
@@ -113,7 +110,29 @@ class Processor:
                 self.ready.extend(future.result())
             except Exception:  # noqa: BLE001 - a broken worker costs time, not the result
                 self.ready.extend([None] * n)
-        done = self.ready.popleft() if self.ready else None
+        return self.ready.popleft() if self.ready else None
+
+    def skip(self) -> None:
+        """Drop the next submitted file's outcome: the run decided not to translate it after all (a file
+        submitted early that the layout reports instead). Its names are not taken."""
+        if self.executor is None and not self._parallel():
+            if self.waiting:
+                self.waiting.pop(0)
+            return
+        self._next()
+
+    def reset(self) -> None:
+        """Forget everything submitted (translated with settings that turned out to be incomplete)."""
+        self.close()
+        self.waiting, self.sent, self.ready = [], deque(), deque()
+        self.submitted = 0
+
+    def result(self, display: str, raw: bytes, helm: bool) -> FileResult:
+        if self.executor is None and not self._parallel():
+            if self.waiting:
+                self.waiting.pop(0)
+            return self._serial(display, raw, helm)
+        done = self._next()
         if done is None:
             return self._serial(display, raw, helm)
         fr, trace = done

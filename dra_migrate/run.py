@@ -158,32 +158,50 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
     # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
     # runs over them before any workload is translated, since those settings usually sit in other files.
+    # With worker processes, translation starts during the read, speculatively: most repositories hold no
+    # repo-wide setting, and then the pre-pass finds nothing and the early results are exactly the ones a
+    # later start would give. Should a setting turn up, the early results are dropped and translation starts
+    # over once the pre-pass is done; a file the layout reports instead (a kustomize patch) is skipped.
     writes = BackgroundWrites()
-    entries: list[tuple[str, Any]] = []
-    for n, found in enumerate(found_all):
-        if cfg.progress is not None:
-            cfg.progress(n, len(found_all), found.display)
-        if _interrupted(result, interrupt, found.display):
-            break
-        result.scanned += 1
-        entry = _read_pass(cfg, writes, layout, found)
-        if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
-            entries.append(entry)
-    kept = [v for k, v in entries if k == "kept"]
-    _repo_prepass(cfg, result, [(found.display, raw) for found, raw in kept])
-    layout.index([found for found, raw in kept if might_need_migration(raw)])
-    del kept
-    # Then the translation: the processor may run it in worker processes; what the run reports is gathered in
-    # file order, so the outcome does not depend on --jobs.
     pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
+    speculate = pool.jobs > 1 and not cfg.sharing_configs
+    entries: list[tuple[str, Any]] = []
     try:
-        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept" else (k, v) for k, v in entries]
+        for n, found in enumerate(found_all):
+            if cfg.progress is not None:
+                cfg.progress(n, len(found_all), found.display)
+            if _interrupted(result, interrupt, found.display):
+                break
+            result.scanned += 1
+            entry = _read_pass(cfg, writes, layout, found)
+            if entry[0] == "kept":
+                found, raw = entry[1]
+                if speculate and any(p in raw for p in _REPO_SETTINGS):
+                    speculate = False
+                if speculate and might_need_migration(raw):
+                    pool.submit(found.display, raw, is_helm_template_path(found.path))
+                    entry = ("submitted", entry[1])
+            if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
+                entries.append(entry)
+        kept = [v for k, v in entries if k in ("kept", "submitted")]
+        _repo_prepass(cfg, result, [(found.display, raw) for found, raw in kept])
+        layout.index([found for found, raw in kept if might_need_migration(raw)])
+        del kept
+        if not speculate and any(k == "submitted" for k, _v in entries):
+            pool.reset()  # a repo-wide setting turned up after translation started: start over
+            entries = [("kept", v) if k == "submitted" else (k, v) for k, v in entries]
+        # What the run reports is gathered in file order, so the outcome does not depend on --jobs.
+        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept"
+                   else _recheck(cfg, writes, layout, *v) if k == "submitted" else (k, v) for k, v in entries]
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":
                 result.diagnostics.extend(value)
             elif kind == "file":
                 result.files.append(value)
+            elif kind == "skip":
+                pool.skip()
+                result.diagnostics.extend(value)
             elif kind == "process":
                 found, raw, helm = value
                 if _interrupted(result, interrupt, found.display):
@@ -237,6 +255,16 @@ def _route(
     return "process", (found, raw, helm)
 
 
+def _recheck(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, raw: bytes) -> tuple[str, Any]:
+    """A file submitted during the read: still translated, or reported by the layout (its result skipped)."""
+    intercepted = layout.intercept(found, raw)
+    if intercepted is None:
+        return "process", (found, raw, is_helm_template_path(found.path))
+    if cfg.output_dir is not None:
+        _copy_out(cfg, writes, found, raw)
+    return "skip", intercepted
+
+
 def _settle(
     cfg: RunConfig, result: RunResult, writes: BackgroundWrites, layout: Any, found: Found, raw: bytes,
     fr: FileResult, claims: list[tuple[str, dict[str, Any]]],
@@ -261,6 +289,8 @@ def _settle(
         fr.drop_ir()
 
 
+# What makes a file hold a repo-wide setting (the pre-pass reads only such files).
+_REPO_SETTINGS = (CLASS_PREFILTER, *SHARING_PREFILTER)
 # What makes the read pass keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
 _KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,55 @@ def test_dropping_the_ir_keeps_the_report(tmp_path: Path, used: list[tuple[bool,
     assert used[1][0] is True
     assert reports[0] == reports[1] == reports[2]
     assert json.loads(reports[0])["summary"]["workloadsMigrated"] > 0
+
+
+SHARING_CONFIG = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: device-plugin-config
+  namespace: nvidia
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+"""
+KUSTOMIZATION = "resources:\n- m000.yaml\npatches:\n- path: gpu-patch.yaml\n"
+
+
+@pytest.mark.parametrize("late_setting", [False, True])
+def test_translation_started_during_the_read_gives_the_serial_outcome(
+    tmp_path: Path, late_setting: bool, used: list[tuple[bool, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --jobs 2 starts translating while it still reads. A kustomize patch met early is skipped once the layout
+    # is known; a sharing config met late (after translation started) sends everything back to the start.
+    tree = tmp_path / "repo"
+    make_tree(tree)
+    patch_dir = tree / "team0" / "app0"
+    (patch_dir / "kustomization.yaml").write_text(KUSTOMIZATION)
+    (patch_dir / "gpu-patch.yaml").write_text(WORKLOAD.format(
+        kind="Deployment", name="trainer", ns="ns0", replicas=1, resource="nvidia.com/gpu", count=1))
+    if late_setting:
+        (tree / "zz-late").mkdir()
+        (tree / "zz-late" / "device-plugin.yaml").write_text(SHARING_CONFIG)
+    calls: list[str] = []
+    for name in ("reset", "skip"):
+        original = getattr(parallel.Processor, name)
+        monkeypatch.setattr(parallel.Processor, name,
+                            lambda self, _o=original, _n=name: (calls.append(_n), _o(self))[1])
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}"
+        result, report = run(tree, jobs, "write", out)
+        outs.append((snapshot(out), [d.render() for d in result.all_diagnostics], report))
+    assert used[1][0] is True
+    assert outs[0] == outs[1]
+    codes = {c for d in outs[0][1] for c in re.findall(r"\bDRA\d{3}\b", d)}
+    assert "DRA701" in codes  # the patch was reported, not translated
+    assert ("reset" in calls) is late_setting
+    assert ("skip" in calls) is not late_setting  # after a reset the patch is never submitted
+    if late_setting:
+        assert "DRA501" in codes  # the late config was seen by the pre-pass
