@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -50,6 +51,7 @@ def discover(
     gitignore: bool = False,
 ) -> Iterator[Found]:
     """Files named explicitly are always yielded; `gitignore` only prunes what directory walks find."""
+    _real_dir.cache_clear()  # a new walk: directories may have moved since the last one
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
@@ -128,6 +130,18 @@ def _walk(
         if excludes and _excluded(Path(top, name), excludes):
             continue
         yield from _walk(_join(top, name), arg, root, excludes, ignore, diagnostics)
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_dir(directory: str) -> str:
+    return os.path.realpath(directory)
+
+
+def real_path(path: Path | str) -> Path:
+    """Path.resolve() of a file that is not itself a symbolic link (walks never yield one), with the
+    directory's resolution cached: the files of one directory share it."""
+    directory, name = os.path.split(os.fspath(path))
+    return Path(_real_dir(directory or "."), name)
 
 
 def _join(top: str, name: str) -> str:

@@ -43,7 +43,11 @@ def chart_root(path: Path) -> Path | None:
 
 
 def is_values_file(path: Path) -> bool:
-    p = path.resolve()
+    if not path.name.startswith("values") and not path.is_symlink():
+        return False
+    from dra_migrate.discover import real_path
+
+    p = real_path(path) if not path.is_symlink() else path.resolve()
     return (
         p.name.startswith("values") and p.suffix in (".yaml", ".yml") and (p.parent / "Chart.yaml").is_file()
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.discover import real_path
 from dra_migrate.integrations import helm, kustomize
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Layout:
         if found.name in kustomize.KUSTOMIZATION_NAMES:
             k = self._kustomization(os.fspath(found))
             return kustomize.inline_patch_diagnostics(k) if k is not None else None
-        ref = self.patch_files.get(found.path.resolve()) if self.patch_files else None
+        ref = self.patch_files.get(real_path(os.fspath(found))) if self.patch_files else None
         if ref is not None:
             return kustomize.patch_file_diagnostics(found.display, raw, ref)
         if is_helm_template_path(found.path):

@@ -118,7 +118,9 @@ def _complex_key(node: Node | None) -> Node | None:
 
 def is_helm_template_path(path: Path) -> bool:
     """A file under a chart's templates/ directory (a Chart.yaml beside templates/)."""
-    parts = path.resolve().parts
+    from dra_migrate.discover import real_path
+
+    parts = real_path(path).parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i] == "templates":
             return (Path(*parts[:i]) / "Chart.yaml").exists()
