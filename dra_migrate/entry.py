@@ -55,17 +55,30 @@ def _configured(start: str) -> bool:
 
 
 def _hook_command(argv: list[str]) -> tuple[list[str], list[str]] | None:
-    """(paths, flags) when argv is `migrate` with only the flags in _FAST_FLAGS, at least one path, no stdin
-    and no configuration that could change an option; else None."""
+    """(paths, flags) when argv is `migrate` with only the flags in _FAST_FLAGS (and a worker count, returned
+    as `--jobs=N`), at least one path, no stdin and no configuration that could change an option; else None."""
     if len(argv) < 2 or argv[0] != "migrate":
         return None
-    paths = [a for a in argv[1:] if not a.startswith("-")]
-    flags = [a for a in argv[1:] if a.startswith("-")]
+    rest = list(argv[1:])
+    jobs: list[str] = []
+    for i, a in enumerate(rest):  # --jobs N / -j N / --jobs=N: a worker count is no reason for the framework
+        if a.startswith("--jobs="):
+            jobs = [a, a.split("=", 1)[1]]
+        elif a in ("--jobs", "-j") and i + 1 < len(rest):
+            jobs = [a, rest[i + 1]]
+        else:
+            continue
+        if not jobs[1].isdigit() or int(jobs[1]) < 1 or rest.count(a) > 1:
+            return None  # the CLI says what is wrong with it
+        del rest[i : i + (1 if a.startswith("--jobs=") else 2)]
+        break
+    paths = [a for a in rest if not a.startswith("-")]
+    flags = [a for a in rest if a.startswith("-")]
     if not paths or any(f not in _FAST_FLAGS for f in flags) or "-" in paths:
         return None
     if _configured(_config_start(paths)):
         return None
-    return paths, flags
+    return paths, flags + (["--jobs=" + jobs[1]] if jobs else [])
 
 
 def _fast_path(argv: list[str]) -> int | None:
@@ -117,6 +130,7 @@ def _without_typer(argv: list[str]) -> int | None:
         diff="--diff" in flags,
         quiet="-q" in flags or "--quiet" in flags,
         no_progress="--no-progress" in flags,
+        jobs=next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--jobs=")), None),
     )
     try:
         return execute(args)

@@ -116,7 +116,9 @@ def test_migrate_args_defaults_are_the_cli_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    "flags", [["--check"], ["--diff"], [], ["-q", "--check"], ["--quiet"], ["--no-progress", "--diff"]]
+    "flags",
+    [["--check"], ["--diff"], [], ["-q", "--check"], ["--quiet"], ["--no-progress", "--diff"],
+     ["--jobs", "2", "--check"], ["--jobs=1"], ["-j", "2", "--diff"]],
 )
 def test_hook_command_line_runs_without_typer_and_answers_as_the_cli(repo: Path, flags: list[str]) -> None:
     args = ["migrate", *flags, "gpu.yaml", "other.yaml"]
@@ -138,6 +140,9 @@ def test_other_command_lines_go_to_typer(repo: Path) -> None:
         ["migrate", "--check", "-"],
         ["migrate", "--check"],
         ["migrate", "--help"],
+        ["migrate", "--jobs", "0", "gpu.yaml"],  # the CLI explains what is wrong
+        ["migrate", "--jobs", "x", "gpu.yaml"],
+        ["migrate", "-j2", "gpu.yaml"],
     ):
         _, _, err = _run(["-c", PROBE, *args], repo)
         assert b"typer-imported=True" in err, args

@@ -19,7 +19,7 @@ _STOP = None
 
 
 class BackgroundWrites:
-    def __init__(self, max_pending: int = 64) -> None:
+    def __init__(self, max_pending: int = 1024) -> None:
         # bounded, so a slow disk holds back the run instead of the run holding every file's bytes
         self._jobs: queue.Queue[tuple[str, Job] | None] = queue.Queue(max_pending)
         self._diagnostics: list[Diagnostic] = []
