@@ -143,6 +143,10 @@ class Processor:
             return self._serial(display, raw, helm)
         return fr
 
+    def here(self, display: str, raw: bytes, helm: bool) -> FileResult:
+        """Translate a file that was not submitted, in this process, in its turn in file order."""
+        return self._serial(display, raw, helm)
+
     def _serial(self, display: str, raw: bytes, helm: bool) -> FileResult:
         return process_source(display, raw, self.ctx, rules=self.rules,
                               claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)

@@ -178,7 +178,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                 found, raw = entry[1]
                 if speculate and any(p in raw for p in _REPO_SETTINGS):
                     speculate = False
-                if speculate and might_need_migration(raw):
+                if speculate and might_need_migration(raw) and not _likely_reported(found):
                     pool.submit(found.display, raw, is_helm_template_path(found.path))
                     entry = ("submitted", entry[1])
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
@@ -190,8 +190,11 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         if not speculate and any(k == "submitted" for k, _v in entries):
             pool.reset()  # a repo-wide setting turned up after translation started: start over
             entries = [("kept", v) if k == "submitted" else (k, v) for k, v in entries]
-        # What the run reports is gathered in file order, so the outcome does not depend on --jobs.
-        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept"
+        # What the run reports is gathered in file order, so the outcome does not depend on --jobs. Files held
+        # back from the early start (likely reported by the layout) are routed here and, if translated after
+        # all, translated in this process in their turn: the workers' results must come in submission order.
+        route = _route_here if speculate else _route
+        entries = [route(cfg, writes, layout, pool, *v) if k == "kept"
                    else _recheck(cfg, writes, layout, *v) if k == "submitted" else (k, v) for k, v in entries]
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
@@ -202,11 +205,12 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
             elif kind == "skip":
                 pool.skip()
                 result.diagnostics.extend(value)
-            elif kind == "process":
+            elif kind in ("process", "here"):
                 found, raw, helm = value
                 if _interrupted(result, interrupt, found.display):
                     break
-                _settle(cfg, result, writes, layout, found, raw, pool.result(found.display, raw, helm), claims)
+                fr = pool.result(found.display, raw, helm) if kind == "process" else pool.here(found.display, raw, helm)
+                _settle(cfg, result, writes, layout, found, raw, fr, claims)
     finally:
         pool.close()
         result.diagnostics.extend(writes.close())  # every write done before anything is reported
@@ -238,7 +242,7 @@ def _read_pass(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Fou
 
 
 def _route(
-    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor | None, found: Found, raw: bytes
 ) -> tuple[str, Any]:
     """A kept file: reported by the layout (kustomize patches, chart templates), or sent to translation."""
     if not might_need_migration(raw):  # kept for the pre-pass only
@@ -251,8 +255,24 @@ def _route(
             _copy_out(cfg, writes, found, raw)
         return "diagnostics", intercepted
     helm = is_helm_template_path(found.path)
-    pool.submit(found.display, raw, helm)
+    if pool is not None:
+        pool.submit(found.display, raw, helm)
     return "process", (found, raw, helm)
+
+
+def _likely_reported(found: Found) -> bool:
+    """Chart templates, and files named like kustomize patches: the layout probably reports them instead of
+    letting them be translated, so they are not worth starting early (the layout is known after the read)."""
+    return "patch" in found.name.lower() or is_helm_template_path(found.path)
+
+
+def _route_here(
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
+) -> tuple[str, Any]:
+    """A kept file held back while translation started early: reported by the layout, or translated in this
+    process in its turn."""
+    kind, value = _route(cfg, writes, layout, None, found, raw)
+    return ("here", value) if kind == "process" else (kind, value)
 
 
 def _recheck(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, raw: bytes) -> tuple[str, Any]:

@@ -182,7 +182,7 @@ data:
         - name: nvidia.com/gpu
           replicas: 4
 """
-KUSTOMIZATION = "resources:\n- m000.yaml\npatches:\n- path: gpu-patch.yaml\n"
+KUSTOMIZATION = "resources:\n- m000.yaml\npatches:\n- path: gpu-patch.yaml\n- path: gpu-overrides.yaml\n"
 
 
 @pytest.mark.parametrize("late_setting", [False, True])
@@ -195,8 +195,12 @@ def test_translation_started_during_the_read_gives_the_serial_outcome(
     make_tree(tree)
     patch_dir = tree / "team0" / "app0"
     (patch_dir / "kustomization.yaml").write_text(KUSTOMIZATION)
-    (patch_dir / "gpu-patch.yaml").write_text(WORKLOAD.format(
-        kind="Deployment", name="trainer", ns="ns0", replicas=1, resource="nvidia.com/gpu", count=1))
+    for name in ("gpu-patch.yaml", "gpu-overrides.yaml"):  # held back by its name / started, then skipped
+        (patch_dir / name).write_text(WORKLOAD.format(
+            kind="Deployment", name="trainer", ns="ns0", replicas=1, resource="nvidia.com/gpu", count=1))
+    # named like a patch but listed by no kustomization: held back, then translated in the parent in its turn
+    (tree / "team1" / "app1" / "cuda-patch-job.yaml").write_text(WORKLOAD.format(
+        kind="Deployment", name="trainer", ns="ns1", replicas=1, resource="nvidia.com/gpu", count=2))
     if late_setting:
         (tree / "zz-late").mkdir()
         (tree / "zz-late" / "device-plugin.yaml").write_text(SHARING_CONFIG)
@@ -214,6 +218,7 @@ def test_translation_started_during_the_read_gives_the_serial_outcome(
     assert outs[0] == outs[1]
     codes = {c for d in outs[0][1] for c in re.findall(r"\bDRA\d{3}\b", d)}
     assert "DRA701" in codes  # the patch was reported, not translated
+    assert any("cuda-patch-job.yaml" in f and b"resourceClaim" in data for f, data in outs[1][0].items())
     assert ("reset" in calls) is late_setting
     assert ("skip" in calls) is not late_setting  # after a reset the patch is never submitted
     if late_setting:
