@@ -313,6 +313,8 @@ def _settle(
 _REPO_SETTINGS = (CLASS_PREFILTER, *SHARING_PREFILTER)
 # What makes the read pass keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
 _KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
+# ...searched for without the patterns that contain another one (every file is searched for each)
+_KEEP = tuple(p for p in _KEEP if not any(q != p and q in p for q in _KEEP))
 
 
 def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, bytes]]) -> None:
