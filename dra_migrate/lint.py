@@ -203,33 +203,49 @@ def _pod_specs(objects: Sequence[SeenObject], rules: KindRuleSet) -> list[_PodSp
 
 def lint_view(obj: Mapping[str, Any], rules: KindRuleSet) -> Mapping[str, Any] | None:
     """What the lints read of an object, so a run over a large repository keeps that, not every object:
-    DRA objects whole; workloads with each pod spec cut down to its `resourceClaims` (the replica counts
-    and the update strategy beside the pod template stay); None for anything the lints ignore."""
+    DRA objects whole; of a workload its identity, its Deployment strategy, each pod spec's `resourceClaims`
+    and the replica counts beside each pod template; None for anything the lints ignore."""
     kind = str(obj.get("kind", ""))
     if kind in (*CLAIM_KINDS, "DeviceClass"):
         return obj
     rule = rules.lookup(str(obj.get("apiVersion", "")), kind)
     if rule is None:
         return None
-    view: Mapping[str, Any] = obj
+    meta = obj.get("metadata")
+    view: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    if isinstance(meta, Mapping):
+        view["metadata"] = {k: meta[k] for k in ("name", "namespace") if k in meta}
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping) and "strategy" in spec:
+        view["spec"] = {"strategy": spec["strategy"]}
     for spec_path in rule.pod_specs:
-        for concrete, spec in resolve(obj, spec_path):
-            if isinstance(spec, Mapping):
-                kept = {"resourceClaims": spec["resourceClaims"]} if "resourceClaims" in spec else {}
-                view = _replaced(view, tuple(concrete), kept)
+        for concrete, pod_spec in resolve(obj, spec_path):
+            if isinstance(pod_spec, Mapping):
+                kept = {"resourceClaims": pod_spec["resourceClaims"]} if "resourceClaims" in pod_spec else {}
+                _graft(view, obj, tuple(concrete), kept)
     return view
 
 
-def _replaced(data: Any, path: tuple[str | int, ...], value: Any) -> Any:
-    """`data` with the value at `path` replaced, copying only the containers along the path."""
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(data, Mapping) and head in data:
-        return {**data, head: _replaced(data[head], rest, value)}
-    if isinstance(data, list) and isinstance(head, int) and 0 <= head < len(data):
-        return [*data[:head], _replaced(data[head], rest, value), *data[head + 1:]]
-    return data
+_REPLICA_KEYS = ("replicas", "parallelism")
+
+
+def _graft(view: Any, source: Any, path: tuple[str | int, ...], value: Any) -> None:
+    """Put `value` at `path` in `view`, building the containers on the way as `source` has them (lists
+    padded with empty mappings); beside a pod template, its replica counts come along."""
+    for i, seg in enumerate(path[:-1]):
+        source = source[seg]
+        nxt: Any = {} if isinstance(source, Mapping) else [{} for _ in source]
+        if isinstance(view, dict):
+            view = view.setdefault(seg, nxt)
+        else:
+            if not view[seg]:
+                view[seg] = nxt
+            view = view[seg]
+        if isinstance(source, Mapping) and path[i + 1] == "template":
+            for key in _REPLICA_KEYS:
+                if key in source:
+                    view[key] = source[key]
+    view[path[-1]] = value
 
 
 def _lookup(table: Mapping[tuple[str, str], SeenObject], ns: str, name: str) -> SeenObject | None:

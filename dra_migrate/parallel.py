@@ -10,6 +10,7 @@ parent only reads, writes and replays; with many it degrades to a serial run, ne
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import deque
 from collections.abc import Callable
@@ -95,6 +96,9 @@ class Processor:
             self.ready.extend(_translate_chunk([self.waiting.pop(0)]))
             if self.before_fork is not None:
                 self.before_fork()
+            # What the workers inherit stays shared with them: the collector would otherwise visit (and so
+            # copy into each worker) every page of the parent's objects, the walk's file list included.
+            gc.freeze()
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
         while self.waiting:
             chunk, self.waiting = self.waiting[:CHUNK], self.waiting[CHUNK:]
@@ -155,3 +159,4 @@ class Processor:
         if self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
             self.executor = None
+            gc.unfreeze()

@@ -25,7 +25,7 @@ def resolve_scalar(node: Scalar) -> Any:
     return _resolve(node.tag, node.value, node.style)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 13)  # the common spellings; bounded, as every worker process holds one
 def _plain_scalar(value: str) -> Any:
     """What an untagged plain scalar means (the results are immutable, so they can be shared)."""
     return _resolve(_resolver.resolve(yaml.ScalarNode, value, (True, False)), value, "")
