@@ -183,6 +183,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                     entry = ("submitted", entry[1])
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
                 entries.append(entry)
+        found_all.clear()  # the files to settle are in entries: let the rest of the walk go
         kept = [v for k, v in entries if k in ("kept", "submitted")]
         _repo_prepass(cfg, result, [(found.display, raw) for found, raw in kept])
         layout.index([found for found, raw in kept if might_need_migration(raw)])

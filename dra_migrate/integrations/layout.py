@@ -56,6 +56,8 @@ class Layout:
             k = self._load(key, found)
             if k is not None:
                 self.patch_files.update(k.patch_files)
+        # the texts were kept for this search only
+        self._unparsed = {key: (found, None) for key, (found, _raw) in self._unparsed.items()}
 
     def _load(self, key: str, found: Found) -> kustomize.Kustomization | None:
         self._unparsed.pop(key, None)
