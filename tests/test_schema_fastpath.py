@@ -328,9 +328,9 @@ def test_validate_object_results_unchanged(monkeypatch: pytest.MonkeyPatch, stri
     schema.clear_result_cache()
 
 
-def test_precheck_skips_python_jsonschema_only_after_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    _fresh_counts(monkeypatch, 3)
-    calls = []
+def _names_checked_by_python_jsonschema(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """metadata.name of every object python-jsonschema validates from now on, in order."""
+    calls: list[str] = []
     original = schema._schema_issues
 
     def counting(validator: Any, obj: Any) -> Any:
@@ -338,6 +338,12 @@ def test_precheck_skips_python_jsonschema_only_after_threshold(monkeypatch: pyte
         return original(validator, obj)
 
     monkeypatch.setattr(schema, "_schema_issues", counting)
+    return calls
+
+
+def test_precheck_skips_python_jsonschema_only_after_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_counts(monkeypatch, 3)
+    calls = _names_checked_by_python_jsonschema(monkeypatch)
     base = _drop(_deployment(), f"{CONTAINER}.resources_placeholder")
     for n in range(5):
         obj = _set(base, "metadata.name", f"d{n}")
@@ -352,14 +358,7 @@ def test_precheck_skips_python_jsonschema_only_after_threshold(monkeypatch: pyte
 def test_precheck_waits_for_process_total(monkeypatch: pytest.MonkeyPatch) -> None:
     """Objects of any kind count towards the process-wide threshold (import and registry)."""
     _fresh_counts(monkeypatch, 1, 4)
-    calls = []
-    original = schema._schema_issues
-
-    def counting(validator: Any, obj: Any) -> Any:
-        calls.append(obj["metadata"]["name"])
-        return original(validator, obj)
-
-    monkeypatch.setattr(schema, "_schema_issues", counting)
+    calls = _names_checked_by_python_jsonschema(monkeypatch)
     deployment = _drop(_deployment(), f"{CONTAINER}.resources_placeholder")
     template = _claim_template("resource.k8s.io/v1")
     names = []
