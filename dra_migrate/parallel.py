@@ -6,13 +6,16 @@ takes the results in file order and replays each file's record on the run's name
 out the same, the worker's result is the serial result; otherwise (a name taken by a file of another chunk,
 a shared claim group spanning chunks) the parent translates that file again itself. Without conflicts the
 parent only reads, writes and replays; with many it degrades to a serial run, never to a different one.
+
+Results are asked for by ticket, so files submitted after the run's read may be translated before files
+started during it; what decides the outcome is the order of the replays, which is file order.
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import os
-from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +30,13 @@ if TYPE_CHECKING:
     from dra_migrate.run import RunConfig
 
 AUTO_THRESHOLD = 200  # below this many files to translate, starting processes costs more than it saves
+# ...unless the walk found this many files: then the run surely has enough to do, and the workers start with
+# the first chunk instead of after AUTO_THRESHOLD submissions (a tenth of a 10,000-file run's read).
+LARGE_WALK = 1000
 CHUNK = 16
 
 Item = tuple[str, bytes, bool]  # display path, bytes, helm template path
+Outcome = tuple[FileResult, list[TraceEntry]]
 _WORKER: dict[str, Any] = {}  # what a forked worker inherits: options, rules, claims placement
 
 
@@ -40,23 +47,24 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _translate_chunk(items: list[Item]) -> list[tuple[FileResult, list[TraceEntry]]]:
+def _translate(ctx: RunContext, display: str, raw: bytes, helm: bool) -> Outcome:
+    trace: list[TraceEntry] = []
+    ctx.namer.trace = trace
+    fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
+                        helm_template=helm)
+    fr.original = b""  # the parent has the bytes
+    if not _WORKER["keep_ir"]:
+        fr.drop_ir()  # the parent would drop it too: spare pickling it
+    return fr, trace
+
+
+def _translate_chunk(items: list[Item]) -> list[Outcome]:
     ctx = RunContext(_WORKER["options"])
-    out: list[tuple[FileResult, list[TraceEntry]]] = []
-    for display, raw, helm in items:
-        trace: list[TraceEntry] = []
-        ctx.namer.trace = trace
-        fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
-                            helm_template=helm)
-        fr.original = b""  # the parent has the bytes
-        if not _WORKER["keep_ir"]:
-            fr.drop_ir()  # the parent would drop it too: spare pickling it
-        out.append((fr, trace))
-    return out
+    return [_translate(ctx, display, raw, helm) for display, raw, helm in items]
 
 
 class Processor:
-    """submit() every file to translate in file order, then result() for each in the same order."""
+    """submit() every file to translate (a ticket back), then result(ticket, ...) for each in file order."""
 
     def __init__(
         self, cfg: RunConfig, rules: KindRuleSet, ctx: RunContext, before_fork: Callable[[], None] | None = None
@@ -65,93 +73,115 @@ class Processor:
         self.before_fork = before_fork  # e.g. let a writer thread go idle: fork only a quiet process
         self.jobs = cfg.jobs if cfg.jobs is not None else default_jobs()
         self.auto = cfg.jobs is None
-        self.waiting: list[Item] = []  # submitted, not yet sent to a worker
-        self.sent: deque[tuple[Future[list[tuple[FileResult, list[TraceEntry]]]], int]] = deque()
-        self.ready: deque[tuple[FileResult, list[TraceEntry] | None] | None] = deque()
+        self.large = False  # set when the walk found LARGE_WALK files or more
+        self.waiting: dict[int, Item] = {}  # submitted, not yet sent to a worker
+        self.sent: dict[int, Future[list[Outcome]]] = {}  # ticket -> the future of its chunk
+        self.chunks: dict[Future[list[Outcome]], list[int]] = {}
+        self.done: dict[int, Outcome | None] = {}  # None: translate it here
+        self.skipped: set[int] = set()  # sent, then dropped: its outcome is not kept when it comes
+        self.tickets = itertools.count()
         self.submitted = 0
         self.executor: ProcessPoolExecutor | None = None
+        self.warm = False  # the parent translated a file already: forks share what it loaded
         self.conflicts = 0  # files translated again in the parent (for benchmarks)
 
     def _parallel(self) -> bool:
+        if self.executor is not None:
+            return True
         if self.jobs <= 1:
             return False
-        return not self.auto or self.submitted >= AUTO_THRESHOLD
+        return not self.auto or self.large or self.submitted >= AUTO_THRESHOLD
 
-    def submit(self, display: str, raw: bytes, helm: bool) -> None:
+    def submit(self, display: str, raw: bytes, helm: bool) -> int:
+        ticket = next(self.tickets)
         self.submitted += 1
-        self.waiting.append((display, raw, helm))
+        self.waiting[ticket] = (display, raw, helm)
         if self._parallel() and len(self.waiting) >= CHUNK:
             self._send()
+        return ticket
 
-    def _send(self) -> None:
+    def _start(self) -> ProcessPoolExecutor:
         if self.executor is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             _WORKER.update(options=self.cfg.options, rules=self.rules,
                            claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir)
-            # The parent translates the first file itself before forking, as a worker would (its result is
-            # replayed or skipped in order like theirs): the workers inherit what it loaded (schemas,
-            # validators, the CEL environment, compiled selectors) instead of each loading them again.
-            self.ready.extend(_translate_chunk([self.waiting.pop(0)]))
+            if self.waiting and not self.warm:
+                # The parent translates the first file itself before forking, as a worker would (its result
+                # is replayed in order like theirs): the workers inherit what it loaded (schemas, validators,
+                # the CEL environment, compiled selectors) instead of each loading them again.
+                ticket = next(iter(self.waiting))
+                self.done[ticket] = _translate_chunk([self.waiting.pop(ticket)])[0]
+                self.warm = True
             if self.before_fork is not None:
                 self.before_fork()
             # What the workers inherit stays shared with them: the collector would otherwise visit (and so
-            # copy into each worker) every page of the parent's objects, the walk's file list included.
+            # copy into each worker) every page of the parent's objects.
             gc.freeze()
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
-        while self.waiting:
-            chunk, self.waiting = self.waiting[:CHUNK], self.waiting[CHUNK:]
-            self.sent.append((self.executor.submit(_translate_chunk, chunk), len(chunk)))
+        return self.executor
 
-    def _next(self) -> tuple[FileResult, list[TraceEntry] | None] | None:
-        """The workers' outcome for the next submitted file (None: translate it here)."""
-        if self.waiting:
+    def _send(self) -> None:
+        executor = self._start()
+        items = list(self.waiting.items())
+        self.waiting.clear()
+        for i in range(0, len(items), CHUNK):
+            tickets = [t for t, _item in items[i:i + CHUNK]]
+            future = executor.submit(_translate_chunk, [item for _t, item in items[i:i + CHUNK]])
+            self.chunks[future] = tickets
+            self.sent.update(dict.fromkeys(tickets, future))
+
+    def _take(self, ticket: int) -> Outcome | None:
+        if ticket in self.done:
+            return self.done.pop(ticket)
+        if ticket in self.waiting:
+            if not self._parallel():  # a serial run: translated here, in its turn
+                del self.waiting[ticket]
+                return None
             self._send()
-        if not self.ready and self.sent:
-            future, n = self.sent.popleft()
-            try:
-                self.ready.extend(future.result())
-            except Exception:  # noqa: BLE001 - a broken worker costs time, not the result
-                self.ready.extend([None] * n)
-        return self.ready.popleft() if self.ready else None
+        future = self.sent.get(ticket)
+        if future is None:
+            return None
+        tickets = self.chunks.pop(future)
+        try:
+            outcomes: list[Outcome | None] = list(future.result())
+        except Exception:  # noqa: BLE001 - a broken worker costs time, not the result
+            outcomes = [None] * len(tickets)
+        for t, outcome in zip(tickets, outcomes, strict=True):
+            del self.sent[t]
+            if t in self.skipped:
+                self.skipped.discard(t)
+            else:
+                self.done[t] = outcome
+        return self.done.pop(ticket)
 
-    def skip(self) -> None:
-        """Drop the next submitted file's outcome: the run decided not to translate it after all (a file
-        submitted early that the layout reports instead). Its names are not taken."""
-        if self.executor is None and not self._parallel():
-            if self.waiting:
-                self.waiting.pop(0)
-            return
-        self._next()
+    def skip(self, ticket: int) -> None:
+        """Drop a submitted file's outcome: the run decided not to translate it after all (a file started
+        early that the layout reports instead). Its names are not taken."""
+        self.submitted -= self.waiting.pop(ticket, None) is not None
+        self.done.pop(ticket, None)
+        if ticket in self.sent:
+            self.skipped.add(ticket)
 
     def reset(self) -> None:
         """Forget everything submitted (translated with settings that turned out to be incomplete)."""
         self.close()
-        self.waiting, self.sent, self.ready = [], deque(), deque()
+        self.waiting, self.sent, self.chunks, self.done, self.skipped = {}, {}, {}, {}, set()
         self.submitted = 0
 
-    def result(self, display: str, raw: bytes, helm: bool) -> FileResult:
-        if self.executor is None and not self._parallel():
-            if self.waiting:
-                self.waiting.pop(0)
-            return self._serial(display, raw, helm)
-        done = self._next()
+    def result(self, ticket: int, display: str, raw: bytes, helm: bool) -> FileResult:
+        done = self._take(ticket)
         if done is None:
             return self._serial(display, raw, helm)
         fr, trace = done
-        if trace is None:  # translated by the parent, in order
-            return fr
         if fr.path != display or not self.ctx.namer.replay(trace):
             self.conflicts += 1
             return self._serial(display, raw, helm)
         return fr
 
-    def here(self, display: str, raw: bytes, helm: bool) -> FileResult:
-        """Translate a file that was not submitted, in this process, in its turn in file order."""
-        return self._serial(display, raw, helm)
-
     def _serial(self, display: str, raw: bytes, helm: bool) -> FileResult:
+        self.warm = True
         return process_source(display, raw, self.ctx, rules=self.rules,
                               claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
 

@@ -14,22 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
+from dra_migrate import parallel
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import Found, discover
-from dra_migrate.emit.background import BackgroundWrites
+from dra_migrate.emit.background import BackgroundWrites, write_problem
 from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.parallel import Processor as _Processor
-from dra_migrate.pipeline import PREFILTER as MIGRATION_PREFILTER
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
-from dra_migrate.sharing.discover import PREFILTER as SHARING_PREFILTER
+from dra_migrate.readpass import ReadOutcome, holds_repo_setting, read_file, worth_starting_early
 from dra_migrate.source.reader import DEFAULT_MAX_BYTES, is_helm_template_path
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
 
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
+EARLY_FILES = 20_000  # files into the walk past which none is translated before the read is over
 
 
 @dataclass(slots=True)
@@ -153,7 +153,12 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         return result
     from dra_migrate.integrations.layout import Layout
 
-    found_all = list(discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore))
+    walk: Iterator[Found] = discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore)
+    total = 0
+    if cfg.progress is not None:  # a progress bar wants the total; other runs stream the walk
+        found_all = list(walk)
+        total, walk = len(found_all), iter(found_all)
+        del found_all
     layout = Layout()
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
     # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
@@ -162,55 +167,57 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     # repo-wide setting, and then the pre-pass finds nothing and the early results are exactly the ones a
     # later start would give. Should a setting turn up, the early results are dropped and translation starts
     # over once the pre-pass is done; a file the layout reports instead (a kustomize patch) is skipped.
+    # Early results wait in this process until the read is over: past EARLY_FILES files into the walk, files
+    # are no longer started early, so memory stays bounded on a huge repository (the workers have the files
+    # started early to translate meanwhile; the others go to them once the read is over).
     writes = BackgroundWrites()
     pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
     speculate = pool.jobs > 1 and not cfg.sharing_configs
+    head = list(itertools.islice(walk, parallel.LARGE_WALK))
+    pool.large = len(head) >= parallel.LARGE_WALK
+    files = itertools.chain(head, walk)
+    del head
     entries: list[tuple[str, Any]] = []
     try:
-        for n, found in enumerate(found_all):
+        for n, found in enumerate(files):
             if cfg.progress is not None:
-                cfg.progress(n, len(found_all), found.display)
+                cfg.progress(n, total, found.display)
             if _interrupted(result, interrupt, found.display):
                 break
             result.scanned += 1
-            entry = _read_pass(cfg, writes, layout, found)
+            entry = _read_entry(cfg, writes, layout, found, read_file(os.fspath(found), found.display,
+                                                                      cfg.max_file_size))
             if entry[0] == "kept":
-                found, raw = entry[1]
-                if speculate and any(p in raw for p in _REPO_SETTINGS):
+                raw = entry[1][1]
+                if speculate and holds_repo_setting(raw):
                     speculate = False
-                if speculate and might_need_migration(raw) and not _likely_reported(found):
-                    pool.submit(found.display, raw, is_helm_template_path(found.path))
-                    entry = ("submitted", entry[1])
+                if speculate and n < EARLY_FILES and worth_starting_early(os.fspath(found), raw):
+                    ticket = pool.submit(found.display, raw, is_helm_template_path(found.path))
+                    entry = ("submitted", (found, raw, ticket))
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
                 entries.append(entry)
-        found_all.clear()  # the files to settle are in entries: let the rest of the walk go
-        kept = [v for k, v in entries if k in ("kept", "submitted")]
+        kept = [(v[0], v[1]) for k, v in entries if k in ("kept", "submitted")]
         _repo_prepass(cfg, result, [(found.display, raw) for found, raw in kept])
         layout.index([found for found, raw in kept if might_need_migration(raw)])
         del kept
         if not speculate and any(k == "submitted" for k, _v in entries):
-            pool.reset()  # a repo-wide setting turned up after translation started: start over
-            entries = [("kept", v) if k == "submitted" else (k, v) for k, v in entries]
-        # What the run reports is gathered in file order, so the outcome does not depend on --jobs. Files held
-        # back from the early start (likely reported by the layout) are routed here and, if translated after
-        # all, translated in this process in their turn: the workers' results must come in submission order.
-        route = _route_here if speculate else _route
-        entries = [route(cfg, writes, layout, pool, *v) if k == "kept"
-                   else _recheck(cfg, writes, layout, *v) if k == "submitted" else (k, v) for k, v in entries]
+            # the pre-pass may have changed the settings the workers were started with: start over
+            pool.reset()
+            entries = [("kept", v[:2]) if k == "submitted" else (k, v) for k, v in entries]
+        # What the run reports is gathered in file order, so the outcome does not depend on --jobs.
+        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept"
+                   else _recheck(cfg, writes, layout, pool, *v) if k == "submitted" else (k, v) for k, v in entries]
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":
                 result.diagnostics.extend(value)
             elif kind == "file":
                 result.files.append(value)
-            elif kind == "skip":
-                pool.skip()
-                result.diagnostics.extend(value)
-            elif kind in ("process", "here"):
-                found, raw, helm = value
+            elif kind == "process":
+                found, raw, helm, ticket = value
                 if _interrupted(result, interrupt, found.display):
                     break
-                fr = pool.result(found.display, raw, helm) if kind == "process" else pool.here(found.display, raw, helm)
+                fr = pool.result(ticket, found.display, raw, helm)
                 _settle(cfg, result, writes, layout, found, raw, fr, claims)
     finally:
         pool.close()
@@ -220,30 +227,25 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     return result
 
 
-def _read_pass(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found) -> tuple[str, Any]:
-    diags: list[Diagnostic] = []
-    try:
-        with open(found, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            raw = f.read(1 << 16) if size > cfg.max_file_size else f.read()
-        if size > cfg.max_file_size:
-            if might_need_migration(raw):
-                return "file", FileResult(found.display, b"", None, [make(
-                    "DRA105", f"{size} bytes is over the {cfg.max_file_size}-byte limit (--max-file-size)",
-                    Location(found.display))], failed=True)
-            return "diagnostics", diags
-    except OSError as exc:
-        return "diagnostics", [make("DRA106", f"cannot read: {exc.strerror}", Location(found.display))]
-    layout.note(found, raw)
-    if any(p in raw for p in _KEEP):
-        return "kept", (found, raw)
+def _read_entry(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, outcome: ReadOutcome
+                ) -> tuple[str, Any]:
+    """What the run does with a file it read: ("kept", (found, bytes)) for the pre-pass and translation,
+    ("file", result) for a failed one, ("diagnostics", [...]) for the others (copied to --output-dir)."""
+    kind, value = outcome
+    if kind == "error":
+        return "diagnostics", [value]
+    if kind == "too-big":
+        return ("file", value) if value is not None else ("diagnostics", [])
+    layout.note(found, value)
+    if kind == "kept":
+        return "kept", (found, value)
     if cfg.output_dir is not None:
-        _copy_out(cfg, writes, found, raw)
-    return "diagnostics", diags
+        _copy_out(cfg, writes, found, value)
+    return "diagnostics", []
 
 
 def _route(
-    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor | None, found: Found, raw: bytes
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
 ) -> tuple[str, Any]:
     """A kept file: reported by the layout (kustomize patches, chart templates), or sent to translation."""
     if not might_need_migration(raw):  # kept for the pre-pass only
@@ -256,34 +258,20 @@ def _route(
             _copy_out(cfg, writes, found, raw)
         return "diagnostics", intercepted
     helm = is_helm_template_path(found.path)
-    if pool is not None:
-        pool.submit(found.display, raw, helm)
-    return "process", (found, raw, helm)
+    return "process", (found, raw, helm, pool.submit(found.display, raw, helm))
 
 
-def _likely_reported(found: Found) -> bool:
-    """Chart templates, and files named like kustomize patches: the layout probably reports them instead of
-    letting them be translated, so they are not worth starting early (the layout is known after the read)."""
-    return "patch" in found.name.lower() or is_helm_template_path(found.path)
-
-
-def _route_here(
-    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
+def _recheck(
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes, ticket: int
 ) -> tuple[str, Any]:
-    """A kept file held back while translation started early: reported by the layout, or translated in this
-    process in its turn."""
-    kind, value = _route(cfg, writes, layout, None, found, raw)
-    return ("here", value) if kind == "process" else (kind, value)
-
-
-def _recheck(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, raw: bytes) -> tuple[str, Any]:
-    """A file submitted during the read: still translated, or reported by the layout (its result skipped)."""
+    """A file started early: still translated, or reported by the layout (its result dropped)."""
     intercepted = layout.intercept(found, raw)
     if intercepted is None:
-        return "process", (found, raw, is_helm_template_path(found.path))
+        return "process", (found, raw, is_helm_template_path(found.path), ticket)
+    pool.skip(ticket)
     if cfg.output_dir is not None:
         _copy_out(cfg, writes, found, raw)
-    return "skip", intercepted
+    return "diagnostics", intercepted
 
 
 def _settle(
@@ -303,19 +291,10 @@ def _settle(
         if cfg.output_dir is not None:
             _copy_out(cfg, writes, found, out)
         elif fr.changed:
-            path, display = found.path, found.display
-            writes.submit(display, lambda: _in_place_job(path, display, out))
+            writes.replace(found.display, found.path, out)
     fr.release()
     if not cfg.keep_ir:
         fr.drop_ir()
-
-
-# What makes a file hold a repo-wide setting (the pre-pass reads only such files).
-_REPO_SETTINGS = (CLASS_PREFILTER, *SHARING_PREFILTER)
-# What makes the read pass keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
-_KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
-# ...searched for without the patterns that contain another one (every file is searched for each)
-_KEEP = tuple(p for p in _KEEP if not any(q != p and q in p for q in _KEEP))
 
 
 def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, bytes]]) -> None:
@@ -449,10 +428,8 @@ def _in_place_job(path: Path, display: str, data: bytes) -> list[Diagnostic]:
 
     try:
         write_atomic(path, data)
-    except PermissionError:
-        return [make("DRA111", "permission denied; the file is unchanged", Location(display))]
     except OSError as exc:
-        return [make("DRA106", f"cannot write: {exc.strerror}", Location(display))]
+        return [write_problem(display, exc)]
     return []
 
 

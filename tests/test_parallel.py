@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from dra_migrate import parallel
+from dra_migrate import run as run_module
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, RunResult, report_json, run_migration
 
@@ -76,7 +77,7 @@ def make_tree(root: Path, files: int = 300, seed: int = 7) -> None:
         (d / f"m{n:03d}.yaml").write_text(text)
 
 
-def run(tree: Path, jobs: int, mode: str, out: Path | None) -> tuple[RunResult, str]:
+def run(tree: Path, jobs: int | None, mode: str, out: Path | None) -> tuple[RunResult, str]:
     cfg = RunConfig([str(tree)], mode=mode, output_dir=out, options=Options(), jobs=jobs)
     result = run_migration(cfg)
     return result, report_json(cfg, result)
@@ -100,18 +101,32 @@ def used(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, int]]:
     return seen
 
 
+@pytest.fixture(params=["--jobs 2", "auto, large walk", "early window"])
+def par_jobs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """The --jobs of the parallel run, and how its workers start: at once (--jobs 2); with the first chunk
+    because the walk is large (no --jobs, two CPUs); or with files past the first few started only after
+    the read (the bound on early results that a huge repository hits)."""
+    if request.param == "auto, large walk":
+        monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+        monkeypatch.setattr(parallel, "LARGE_WALK", 0)
+        return None
+    if request.param == "early window":
+        monkeypatch.setattr(run_module, "EARLY_FILES", 60)
+    return 2
+
+
 @pytest.mark.parametrize("mode", ["write", "diff"])
 def test_jobs_2_is_byte_identical_to_serial(
-    tmp_path: Path, mode: str, used: list[tuple[bool, int]]
+    tmp_path: Path, mode: str, used: list[tuple[bool, int]], par_jobs: int | None
 ) -> None:
     tree = tmp_path / "repo"
     make_tree(tree)
     outs: dict[int, tuple[RunResult, str, dict[str, bytes]]] = {}
-    for jobs in (1, 2):
-        out = tmp_path / f"out{jobs}" if mode == "write" else None
+    for n, jobs in enumerate((1, par_jobs)):
+        out = tmp_path / f"out{n}" if mode == "write" else None
         result, report = run(tree, jobs, mode, out)
-        outs[jobs] = (result, report, snapshot(out) if out else {})
-    (serial, serial_report, serial_files), (par, par_report, par_files) = outs[1], outs[2]
+        outs[n] = (result, report, snapshot(out) if out else {})
+    (serial, serial_report, serial_files), (par, par_report, par_files) = outs[0], outs[1]
     assert used[0][0] is False and used[1][0] is True  # --jobs 1 ran in-process, --jobs 2 in workers
     # names taken in other chunks and shared groups spanning chunks send some files back to the parent (this
     # tree is built for it); the others are the workers' results
@@ -152,13 +167,15 @@ def test_template_names_unique_per_namespace_under_jobs_2(tmp_path: Path) -> Non
     assert seen
 
 
-def test_dropping_the_ir_keeps_the_report(tmp_path: Path, used: list[tuple[bool, int]]) -> None:
+def test_dropping_the_ir_keeps_the_report(
+    tmp_path: Path, used: list[tuple[bool, int]], par_jobs: int | None
+) -> None:
     # `migrate` lets each file's IR go once settled (workers do not even send it): counts and diagnostics
     # in the report stay those of a run that keeps it
     tree = tmp_path / "repo"
     make_tree(tree)
     reports = []
-    for jobs, keep in ((1, True), (2, False), (1, False)):
+    for jobs, keep in ((1, True), (par_jobs, False), (1, False)):
         cfg = RunConfig([str(tree)], mode="check", options=Options(), jobs=jobs, keep_ir=keep)
         result = run_migration(cfg)
         assert all(not f.lowered for f in result.files) is not keep
@@ -187,7 +204,8 @@ KUSTOMIZATION = "resources:\n- m000.yaml\npatches:\n- path: gpu-patch.yaml\n- pa
 
 @pytest.mark.parametrize("late_setting", [False, True])
 def test_translation_started_during_the_read_gives_the_serial_outcome(
-    tmp_path: Path, late_setting: bool, used: list[tuple[bool, int]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, late_setting: bool, used: list[tuple[bool, int]], monkeypatch: pytest.MonkeyPatch,
+    par_jobs: int | None,
 ) -> None:
     # --jobs 2 starts translating while it still reads. A kustomize patch met early is skipped once the layout
     # is known; a sharing config met late (after translation started) sends everything back to the start.
@@ -208,10 +226,10 @@ def test_translation_started_during_the_read_gives_the_serial_outcome(
     for name in ("reset", "skip"):
         original = getattr(parallel.Processor, name)
         monkeypatch.setattr(parallel.Processor, name,
-                            lambda self, _o=original, _n=name: (calls.append(_n), _o(self))[1])
+                            lambda self, *a, _o=original, _n=name: (calls.append(_n), _o(self, *a))[1])
     outs = []
-    for jobs in (1, 2):
-        out = tmp_path / f"out{jobs}"
+    for n, jobs in enumerate((1, par_jobs)):
+        out = tmp_path / f"out{n}"
         result, report = run(tree, jobs, "write", out)
         outs.append((snapshot(out), [d.render() for d in result.all_diagnostics], report))
     assert used[1][0] is True

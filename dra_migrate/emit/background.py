@@ -1,9 +1,11 @@
 """Writes on one background thread, in the order they were asked for.
 
-A run's writes wait on the disk (an fsync per rewritten file, a file creation per --output-dir copy); the
-interpreter lets other threads run meanwhile, so translation goes on while the disk works. Each write is
-still atomic and durable on its own; the run waits for all of them (`close`) before it reports, and its
-interrupt handling stops only between files, so an interrupted run leaves every file old or new.
+A run's writes wait on the disk (a flush per batch of rewritten files, a file creation per --output-dir
+copy); the interpreter lets other threads run meanwhile, so translation goes on while the disk works. An
+in-place rewrite (`replace`) is written beside its file at once and renamed over it with its batch, after
+one flush of the filesystem for the whole batch (see emit.writer.commit_durably): each file is still atomic
+and durable on its own. The run waits for all of them (`close`) before it reports, and its interrupt
+handling stops only between files, so an interrupted run leaves every file old or new.
 """
 
 from __future__ import annotations
@@ -11,30 +13,55 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 
 Job = Callable[[], list[Diagnostic]]
 _STOP = None
+_COMMIT = "commit"
+BATCH = 128  # rewrites made durable together
+
+
+def write_problem(where: str, exc: OSError) -> Diagnostic:
+    if isinstance(exc, PermissionError):
+        return make("DRA111", "permission denied; the file is unchanged", Location(where))
+    return make("DRA106", f"cannot write: {exc.strerror or exc}", Location(where))
+
+
+class _Replace:
+    __slots__ = ("data", "path", "where")
+
+    def __init__(self, where: str, path: Path, data: bytes) -> None:
+        self.where, self.path, self.data = where, path, data
 
 
 class BackgroundWrites:
     def __init__(self, max_pending: int = 1024) -> None:
         # bounded, so a slow disk holds back the run instead of the run holding every file's bytes
-        self._jobs: queue.Queue[tuple[str, Job] | None] = queue.Queue(max_pending)
+        self._jobs: queue.Queue[tuple[str, Job | _Replace] | str | None] = queue.Queue(max_pending)
         self._diagnostics: list[Diagnostic] = []
         self._thread: threading.Thread | None = None
+        self._staged: list[tuple[str, object]] = []  # (where, StagedReplace), on the thread only
 
-    def submit(self, where: str, job: Job) -> None:
-        """Run `job` (it returns the diagnostics of its failures) after every job submitted before it."""
+    def _put(self, item: tuple[str, Job | _Replace] | str | None) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="dra-migrate-writes", daemon=True)
             self._thread.start()
-        self._jobs.put((where, job))
+        self._jobs.put(item)
+
+    def submit(self, where: str, job: Job) -> None:
+        """Run `job` (it returns the diagnostics of its failures) after every job submitted before it."""
+        self._put((where, job))
+
+    def replace(self, where: str, path: Path, data: bytes) -> None:
+        """Rewrite `path` in place with `data`, atomically and durably (see the module's docstring)."""
+        self._put((where, _Replace(where, path, data)))
 
     def drain(self) -> None:
         """Wait until every submitted job is done; the thread then sleeps holding no lock (safe to fork)."""
         if self._thread is not None:
+            self._jobs.put(_COMMIT)
             self._jobs.join()
 
     def close(self) -> list[Diagnostic]:
@@ -50,12 +77,41 @@ class BackgroundWrites:
         while True:
             item = self._jobs.get()
             try:
-                if item is _STOP:
-                    return
+                if item is _STOP or item == _COMMIT:
+                    self._commit()
+                    if item is _STOP:
+                        return
+                    continue
+                assert isinstance(item, tuple)
                 where, job = item
                 try:
-                    self._diagnostics.extend(job())
+                    if isinstance(job, _Replace):
+                        self._stage(job)
+                    else:
+                        self._diagnostics.extend(job())
                 except Exception as exc:  # noqa: BLE001 - reported like any failed write, never lost
                     self._diagnostics.append(make("DRA106", f"cannot write: {exc}", Location(where)))
             finally:
                 self._jobs.task_done()
+
+    def _stage(self, job: _Replace) -> None:
+        from dra_migrate.emit.writer import stage_replace
+
+        try:
+            self._staged.append((job.where, stage_replace(job.path, job.data)))
+        except OSError as exc:
+            self._diagnostics.append(write_problem(job.where, exc))
+            return
+        if len(self._staged) >= BATCH:
+            self._commit()
+
+    def _commit(self) -> None:
+        from dra_migrate.emit.writer import StagedReplace, commit_durably
+
+        if not self._staged:
+            return
+        staged = [s for _w, s in self._staged if isinstance(s, StagedReplace)]
+        where = {id(s): w for w, s in self._staged}
+        self._staged = []
+        for s, exc in commit_durably(staged):
+            self._diagnostics.append(write_problem(where[id(s)], exc))

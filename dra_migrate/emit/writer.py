@@ -25,6 +25,40 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace `path` with `data` so a reader sees the old or the new file, never half of one.
 
     durable: fsync before the rename, so a crash cannot leave an empty file in place of a user's manifest."""
+    staged = stage_replace(path, data, sync=durable)
+    try:
+        staged.commit()
+    except BaseException:
+        staged.discard()
+        raise
+
+
+class StagedReplace:
+    """A file's new bytes written beside it under a temporary name, not yet renamed over it."""
+
+    __slots__ = ("path", "tmp")
+
+    def __init__(self, path: Path, tmp: str) -> None:
+        self.path, self.tmp = path, tmp
+
+    def sync(self) -> None:
+        fd = os.open(self.tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def commit(self) -> None:
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp)
+
+
+def stage_replace(path: Path, data: bytes, *, sync: bool = False) -> StagedReplace:
+    """Write `data` beside `path` (same directory, so the rename is atomic), refusing what write_atomic
+    refuses (links, read-only files); sync: fsync it now."""
     if path.is_symlink():  # the caller resolves links it wants to write through; never replace a link
         raise IsADirectoryError(errno.EISDIR, "refusing to replace a symbolic link", str(path))
     mode = None
@@ -37,16 +71,50 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            if durable:
+            if sync:
                 f.flush()
                 os.fsync(f.fileno())
         # mkstemp creates 0600; a new file gets what an ordinary open() would have given it
         os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return StagedReplace(path, tmp)
+
+
+def commit_durably(staged: list[StagedReplace]) -> list[tuple[StagedReplace, OSError]]:
+    """Make every staged file durable (fsync), then rename each over its original, in order; the failures.
+
+    The fsyncs run on a few threads at once: the filesystem commits concurrent flushes together, so a batch
+    of rewrites waits for the disk a few times rather than once per file. A file that cannot be made durable
+    is not renamed (its original stays)."""
+    failed: list[tuple[StagedReplace, OSError]] = []
+
+    def sync(s: StagedReplace) -> OSError | None:
+        try:
+            s.sync()
+        except OSError as exc:
+            return exc
+        return None
+
+    if len(staged) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(8, len(staged))) as pool:
+            problems = list(pool.map(sync, staged))
+    else:
+        problems = [sync(s) for s in staged]
+    for s, problem in zip(staged, problems, strict=True):
+        if problem is None:
+            try:
+                s.commit()
+                continue
+            except OSError as exc:
+                problem = exc
+        s.discard()
+        failed.append((s, problem))
+    return failed
 
 
 class TreeWriter:

@@ -1,0 +1,63 @@
+"""The run's one read of a file: what the file is to the run, decided from its bytes alone.
+
+The parent process and the workers (when they read for it) call the same function, so a file is kept,
+reported or passed over the same way whoever reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
+from dra_migrate.diagnostics import Location, make
+from dra_migrate.pipeline import PREFILTER as MIGRATION_PREFILTER
+from dra_migrate.pipeline import FileResult, might_need_migration
+from dra_migrate.sharing.discover import PREFILTER as SHARING_PREFILTER
+from dra_migrate.source.reader import is_helm_template_path
+
+# What makes a file hold a repo-wide setting (the pre-pass reads only such files).
+REPO_SETTINGS = (CLASS_PREFILTER, *SHARING_PREFILTER)
+# What makes the read keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
+_KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
+# ...searched for without the patterns that contain another one (every file is searched for each)
+KEEP = tuple(p for p in _KEEP if not any(q != p and q in p for q in _KEEP))
+
+# ("error", diagnostic): unreadable; ("too-big", result or None): over --max-file-size (a failed result when
+# it may need migration); ("kept", bytes): may need migration or holds a repo-wide setting; ("plain", bytes):
+# neither (bytes may be None when whoever asked has no use for them).
+ReadOutcome = tuple[str, Any]
+
+
+def read_file(path: str, display: str, max_bytes: int) -> ReadOutcome:
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            raw = f.read(1 << 16) if size > max_bytes else f.read()
+    except OSError as exc:
+        return "error", make("DRA106", f"cannot read: {exc.strerror}", Location(display))
+    if size > max_bytes:
+        if might_need_migration(raw):
+            return "too-big", FileResult(display, b"", None, [make(
+                "DRA105", f"{size} bytes is over the {max_bytes}-byte limit (--max-file-size)",
+                Location(display))], failed=True)
+        return "too-big", None
+    if any(p in raw for p in KEEP):
+        return "kept", raw
+    return "plain", raw
+
+
+def holds_repo_setting(raw: bytes) -> bool:
+    return any(p in raw for p in REPO_SETTINGS)
+
+
+def likely_reported(path: str) -> bool:
+    """Chart templates, and files named like kustomize patches: the layout probably reports them instead of
+    letting them be translated, so they are not worth translating before the layout is known."""
+    return "patch" in os.path.basename(path).lower() or is_helm_template_path(Path(path))
+
+
+def worth_starting_early(path: str, raw: bytes) -> bool:
+    """A kept file to translate before the read is over (speculatively: see run._run)."""
+    return might_need_migration(raw) and not holds_repo_setting(raw) and not likely_reported(path)
