@@ -51,7 +51,7 @@ def discover(
     gitignore: bool = False,
 ) -> Iterator[Found]:
     """Files named explicitly are always yielded; `gitignore` only prunes what directory walks find."""
-    _real_dir.cache_clear()  # a new walk: directories may have moved since the last one
+    real_dir.cache_clear()  # a new walk: directories may have moved since the last one
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
@@ -133,7 +133,8 @@ def _walk(
 
 
 @functools.lru_cache(maxsize=4096)
-def _real_dir(directory: str) -> str:
+def real_dir(directory: str) -> str:
+    """os.path.realpath of a directory, cached (reset at the start of every walk)."""
     return os.path.realpath(directory)
 
 
@@ -141,7 +142,7 @@ def real_path(path: Path | str) -> Path:
     """Path.resolve() of a file that is not itself a symbolic link (walks never yield one), with the
     directory's resolution cached: the files of one directory share it."""
     directory, name = os.path.split(os.fspath(path))
-    return Path(_real_dir(directory or "."), name)
+    return Path(real_dir(directory or "."), name)
 
 
 def _join(top: str, name: str) -> str:

@@ -7,8 +7,9 @@ reported or passed over the same way whoever reads it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
+
+import re2
 
 from dra_migrate.bridge import PREFILTER as CLASS_PREFILTER
 from dra_migrate.diagnostics import Location, make
@@ -21,8 +22,11 @@ from dra_migrate.source.reader import is_helm_template_path
 REPO_SETTINGS = (CLASS_PREFILTER, *SHARING_PREFILTER)
 # What makes the read keep a file: it may need migration, or hold a repo-wide setting for the pre-pass.
 _KEEP = tuple(dict.fromkeys([*(p.encode() for p in MIGRATION_PREFILTER), CLASS_PREFILTER, *SHARING_PREFILTER]))
-# ...searched for without the patterns that contain another one (every file is searched for each)
+# ...searched for without the patterns that contain another one
 KEEP = tuple(p for p in _KEEP if not any(q != p and q in p for q in _KEEP))
+# Every file of the repository is searched for all of them: one linear-time pass of RE2 over the bytes costs a
+# third of fifteen `in` tests (RE2 is here for CEL's matches() anyway).
+_KEEP_RE = re2.compile(b"|".join(re2.escape(p) for p in KEEP))
 
 # ("error", diagnostic): unreadable; ("too-big", result or None): over --max-file-size (a failed result when
 # it may need migration); ("kept", bytes): may need migration or holds a repo-wide setting; ("plain", bytes):
@@ -43,7 +47,7 @@ def read_file(path: str, display: str, max_bytes: int) -> ReadOutcome:
                 "DRA105", f"{size} bytes is over the {max_bytes}-byte limit (--max-file-size)",
                 Location(display))], failed=True)
         return "too-big", None
-    if any(p in raw for p in KEEP):
+    if _KEEP_RE.search(raw) is not None:
         return "kept", raw
     return "plain", raw
 
@@ -55,7 +59,7 @@ def holds_repo_setting(raw: bytes) -> bool:
 def likely_reported(path: str) -> bool:
     """Chart templates, and files named like kustomize patches: the layout probably reports them instead of
     letting them be translated, so they are not worth translating before the layout is known."""
-    return "patch" in os.path.basename(path).lower() or is_helm_template_path(Path(path))
+    return "patch" in os.path.basename(path).lower() or is_helm_template_path(path)
 
 
 def worth_starting_early(path: str, raw: bytes) -> bool:

@@ -192,7 +192,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                 if speculate and holds_repo_setting(raw):
                     speculate = False
                 if speculate and n < EARLY_FILES and worth_starting_early(os.fspath(found), raw):
-                    ticket = pool.submit(found.display, raw, is_helm_template_path(found.path))
+                    ticket = pool.submit(found.display, raw, is_helm_template_path(os.fspath(found)))
                     entry = ("submitted", (found, raw, ticket))
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
                 entries.append(entry)
@@ -257,7 +257,7 @@ def _route(
         if cfg.output_dir is not None:
             _copy_out(cfg, writes, found, raw)
         return "diagnostics", intercepted
-    helm = is_helm_template_path(found.path)
+    helm = is_helm_template_path(os.fspath(found))
     return "process", (found, raw, helm, pool.submit(found.display, raw, helm))
 
 
@@ -267,7 +267,7 @@ def _recheck(
     """A file started early: still translated, or reported by the layout (its result dropped)."""
     intercepted = layout.intercept(found, raw)
     if intercepted is None:
-        return "process", (found, raw, is_helm_template_path(found.path), ticket)
+        return "process", (found, raw, is_helm_template_path(os.fspath(found)), ticket)
     pool.skip(ticket)
     if cfg.output_dir is not None:
         _copy_out(cfg, writes, found, raw)

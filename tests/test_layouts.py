@@ -176,3 +176,20 @@ def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
         check=True,
     ).stdout.split()
     assert ours == {f for f in git if f.endswith(".yaml")} == {"b.yaml"}
+
+
+def test_chart_templates_are_recognised_through_links_and_only_beside_a_chart(tmp_path: Path) -> None:
+    from dra_migrate.discover import real_dir
+    from dra_migrate.source.reader import is_helm_template_path
+
+    chart = tmp_path / "chart"
+    (chart / "templates" / "sub").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "other" / "templates").mkdir(parents=True)  # a templates/ directory of no chart
+    (tmp_path / "link").symlink_to(chart / "templates" / "sub")  # the name says nothing, the target does
+    real_dir.cache_clear()
+    assert is_helm_template_path(chart / "templates" / "a.yaml")
+    assert is_helm_template_path(str(chart / "templates" / "sub" / "a.yaml"))
+    assert is_helm_template_path(tmp_path / "link" / "a.yaml")
+    assert not is_helm_template_path(tmp_path / "other" / "templates" / "a.yaml")
+    assert not is_helm_template_path(chart / "values.yaml")

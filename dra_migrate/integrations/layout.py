@@ -86,7 +86,7 @@ class Layout:
 
     def refine(self, found: Found, fr: FileResult) -> None:
         """A chart's values file: replace the generic 'no apiVersion/kind' warning by Helm advice per key."""
-        if not helm.is_values_file(found.path) or not any(d.code == "DRA108" for d in fr.diagnostics):
+        if not any(d.code == "DRA108" for d in fr.diagnostics) or not helm.is_values_file(found.path):
             return
         fr.diagnostics[:] = [d for d in fr.diagnostics if d.code != "DRA108"]
         fr.diagnostics.extend(helm.scan_values(found.display, fr.original))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,11 +117,15 @@ def _complex_key(node: Node | None) -> Node | None:
     return None
 
 
-def is_helm_template_path(path: Path) -> bool:
+def is_helm_template_path(path: Path | str) -> bool:
     """A file under a chart's templates/ directory (a Chart.yaml beside templates/)."""
-    from dra_migrate.discover import real_path
+    from dra_migrate.discover import real_dir
 
-    parts = real_path(path).parts
+    directory, name = os.path.split(os.fspath(path))
+    real = real_dir(directory or ".")  # cached per directory: asked for every file that may hold GPU keys
+    if "templates" not in real and name != "templates":
+        return False
+    parts = Path(real, name).parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i] == "templates":
             return (Path(*parts[:i]) / "Chart.yaml").exists()
