@@ -36,9 +36,7 @@ ReadOutcome = tuple[str, Any]
 
 def read_file(path: str, display: str, max_bytes: int) -> ReadOutcome:
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            raw = f.read(1 << 16) if size > max_bytes else f.read()
+        raw, size = _read(path, max_bytes)
     except OSError as exc:
         return "error", make("DRA106", f"cannot read: {exc.strerror}", Location(display))
     if size > max_bytes:
@@ -50,6 +48,25 @@ def read_file(path: str, display: str, max_bytes: int) -> ReadOutcome:
     if _KEEP_RE.search(raw) is not None:
         return "kept", raw
     return "plain", raw
+
+
+def _read(path: str, max_bytes: int) -> tuple[bytes, int]:
+    """The file's bytes (its first 64 KiB when over max_bytes) and its size, with as few system calls and
+    objects as the kernel allows: every file of the repository is read here."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            return os.read(fd, 1 << 16), size
+        raw = os.read(fd, size + 1)
+        if len(raw) != size:  # a short read, or a file that changed size since fstat: read to the end
+            rest = []
+            while chunk := os.read(fd, 1 << 16):
+                rest.append(chunk)
+            raw += b"".join(rest)
+        return raw, size
+    finally:
+        os.close(fd)
 
 
 def holds_repo_setting(raw: bytes) -> bool:

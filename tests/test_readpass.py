@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,3 +35,10 @@ def test_unreadable_and_oversized_files(tmp_path: Path) -> None:
     big.write_bytes(b"nvidia.com/gpu: 1\n" + b"x" * 200)
     kind, fr = read_file(str(big), "big.yaml", 100)
     assert kind == "too-big" and fr.failed and fr.diagnostics[0].code == "DRA105"
+
+
+@pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs a file whose size the kernel reports as 0")
+def test_a_file_longer_than_its_reported_size_is_read_to_the_end() -> None:
+    # /proc files report size 0 yet hold text: the read must not stop at the size fstat gave
+    kind, raw = read_file("/proc/version", "version", 1 << 20)
+    assert kind == "plain" and raw == Path("/proc/version").read_bytes() and raw
