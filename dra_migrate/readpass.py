@@ -1,7 +1,8 @@
 """The run's one read of a file: what the file is to the run, decided from its bytes alone.
 
-The parent process and the workers (when they read for it) call the same function, so a file is kept,
-reported or passed over the same way whoever reads it.
+Every file of the repository comes through here once, so this is the one place where per-file cost is
+counted in microseconds: the bytes are read with the fewest system calls and searched once (RE2) for
+everything that makes the run keep a file.
 """
 
 from __future__ import annotations
