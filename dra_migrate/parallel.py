@@ -33,6 +33,9 @@ AUTO_THRESHOLD = 200  # below this many files to translate, starting processes c
 # ...unless the walk found this many files: then the run surely has enough to do, and the workers start with
 # the first chunk instead of after AUTO_THRESHOLD submissions (a tenth of a 10,000-file run's read).
 LARGE_WALK = 1000
+# Files translated while the run still reads (see run._run) are held in the parent until the read is over;
+# past this many files into the walk none is started early, so a huge repository cannot pile them up.
+EARLY_FILES = 20_000
 CHUNK = 16
 
 Item = tuple[str, bytes, bool]  # display path, bytes, helm template path
@@ -47,20 +50,19 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _translate(ctx: RunContext, display: str, raw: bytes, helm: bool) -> Outcome:
-    trace: list[TraceEntry] = []
-    ctx.namer.trace = trace
-    fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
-                        helm_template=helm)
-    fr.original = b""  # the parent has the bytes
-    if not _WORKER["keep_ir"]:
-        fr.drop_ir()  # the parent would drop it too: spare pickling it
-    return fr, trace
-
-
 def _translate_chunk(items: list[Item]) -> list[Outcome]:
     ctx = RunContext(_WORKER["options"])
-    return [_translate(ctx, display, raw, helm) for display, raw, helm in items]
+    out: list[Outcome] = []
+    for display, raw, helm in items:
+        trace: list[TraceEntry] = []
+        ctx.namer.trace = trace
+        fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
+                            helm_template=helm)
+        fr.original = b""  # the parent has the bytes
+        if not _WORKER["keep_ir"]:
+            fr.drop_ir()  # the parent would drop it too: spare pickling it
+        out.append((fr, trace))
+    return out
 
 
 class Processor:

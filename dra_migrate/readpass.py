@@ -31,7 +31,7 @@ _KEEP_RE = re2.compile(b"|".join(re2.escape(p) for p in KEEP))
 
 # ("error", diagnostic): unreadable; ("too-big", result or None): over --max-file-size (a failed result when
 # it may need migration); ("kept", bytes): may need migration or holds a repo-wide setting; ("plain", bytes):
-# neither (bytes may be None when whoever asked has no use for them).
+# neither.
 ReadOutcome = tuple[str, Any]
 
 

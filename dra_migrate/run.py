@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
 
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
-EARLY_FILES = 20_000  # files into the walk past which none is translated before the read is over
 
 
 @dataclass(slots=True)
@@ -167,9 +166,9 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     # repo-wide setting, and then the pre-pass finds nothing and the early results are exactly the ones a
     # later start would give. Should a setting turn up, the early results are dropped and translation starts
     # over once the pre-pass is done; a file the layout reports instead (a kustomize patch) is skipped.
-    # Early results wait in this process until the read is over: past EARLY_FILES files into the walk, files
-    # are no longer started early, so memory stays bounded on a huge repository (the workers have the files
-    # started early to translate meanwhile; the others go to them once the read is over).
+    # Early results wait in this process until the read is over: past parallel.EARLY_FILES files into the walk,
+    # files are no longer started early, so memory stays bounded on a huge repository (the workers have the
+    # files started early to translate meanwhile; the others go to them once the read is over).
     writes = BackgroundWrites()
     pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
     speculate = pool.jobs > 1 and not cfg.sharing_configs
@@ -191,7 +190,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                 raw = entry[1][1]
                 if speculate and holds_repo_setting(raw):
                     speculate = False
-                if speculate and n < EARLY_FILES and worth_starting_early(os.fspath(found), raw):
+                if speculate and n < parallel.EARLY_FILES and worth_starting_early(os.fspath(found), raw):
                     ticket = pool.submit(found.display, raw, is_helm_template_path(os.fspath(found)))
                     entry = ("submitted", (found, raw, ticket))
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from dra_migrate import parallel
-from dra_migrate import run as run_module
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, RunResult, report_json, run_migration
 
@@ -111,7 +110,7 @@ def par_jobs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setattr(parallel, "LARGE_WALK", 0)
         return None
     if request.param == "early window":
-        monkeypatch.setattr(run_module, "EARLY_FILES", 60)
+        monkeypatch.setattr(parallel, "EARLY_FILES", 60)
     return 2
 
 

@@ -2,9 +2,9 @@
 
 A run's writes wait on the disk (a flush per batch of rewritten files, a file creation per --output-dir
 copy); the interpreter lets other threads run meanwhile, so translation goes on while the disk works. An
-in-place rewrite (`replace`) is written beside its file at once and renamed over it with its batch, after
-one flush of the filesystem for the whole batch (see emit.writer.commit_durably): each file is still atomic
-and durable on its own. The run waits for all of them (`close`) before it reports, and its interrupt
+in-place rewrite (`replace`) is written beside its file at once and renamed over it with its batch of
+BATCH, once the batch's fsyncs (run together, see emit.writer.commit_durably) are done: each file is still
+atomic and durable on its own. The run waits for all of them (`close`) before it reports, and its interrupt
 handling stops only between files, so an interrupted run leaves every file old or new.
 """
 
@@ -14,8 +14,12 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
+
+if TYPE_CHECKING:
+    from dra_migrate.emit.writer import StagedReplace
 
 Job = Callable[[], list[Diagnostic]]
 _STOP = None
@@ -42,7 +46,7 @@ class BackgroundWrites:
         self._jobs: queue.Queue[tuple[str, Job | _Replace] | str | None] = queue.Queue(max_pending)
         self._diagnostics: list[Diagnostic] = []
         self._thread: threading.Thread | None = None
-        self._staged: list[tuple[str, object]] = []  # (where, StagedReplace), on the thread only
+        self._staged: list[tuple[str, StagedReplace]] = []  # (where, staged rewrite), on the thread only
 
     def _put(self, item: tuple[str, Job | _Replace] | str | None) -> None:
         if self._thread is None:
@@ -106,12 +110,10 @@ class BackgroundWrites:
             self._commit()
 
     def _commit(self) -> None:
-        from dra_migrate.emit.writer import StagedReplace, commit_durably
+        from dra_migrate.emit.writer import commit_durably
 
         if not self._staged:
             return
-        staged = [s for _w, s in self._staged if isinstance(s, StagedReplace)]
-        where = {id(s): w for w, s in self._staged}
-        self._staged = []
-        for s, exc in commit_durably(staged):
-            self._diagnostics.append(write_problem(where[id(s)], exc))
+        batch, self._staged = self._staged, []
+        for i, exc in commit_durably([s for _where, s in batch]):
+            self._diagnostics.append(write_problem(batch[i][0], exc))

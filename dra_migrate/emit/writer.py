@@ -83,13 +83,14 @@ def stage_replace(path: Path, data: bytes, *, sync: bool = False) -> StagedRepla
     return StagedReplace(path, tmp)
 
 
-def commit_durably(staged: list[StagedReplace]) -> list[tuple[StagedReplace, OSError]]:
-    """Make every staged file durable (fsync), then rename each over its original, in order; the failures.
+def commit_durably(staged: list[StagedReplace]) -> list[tuple[int, OSError]]:
+    """Make every staged file durable (fsync), then rename each over its original, in order; the failures
+    (index in `staged`, error).
 
     The fsyncs run on a few threads at once: the filesystem commits concurrent flushes together, so a batch
     of rewrites waits for the disk a few times rather than once per file. A file that cannot be made durable
     is not renamed (its original stays)."""
-    failed: list[tuple[StagedReplace, OSError]] = []
+    failed: list[tuple[int, OSError]] = []
 
     def sync(s: StagedReplace) -> OSError | None:
         try:
@@ -105,7 +106,7 @@ def commit_durably(staged: list[StagedReplace]) -> list[tuple[StagedReplace, OSE
             problems = list(pool.map(sync, staged))
     else:
         problems = [sync(s) for s in staged]
-    for s, problem in zip(staged, problems, strict=True):
+    for i, (s, problem) in enumerate(zip(staged, problems, strict=True)):
         if problem is None:
             try:
                 s.commit()
@@ -113,7 +114,7 @@ def commit_durably(staged: list[StagedReplace]) -> list[tuple[StagedReplace, OSE
             except OSError as exc:
                 problem = exc
         s.discard()
-        failed.append((s, problem))
+        failed.append((i, problem))
     return failed
 
 
