@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,32 @@ def test_progress_callback_and_summary_table(tmp_path: Path) -> None:
 def test_version_and_completion_are_available(tmp_path: Path) -> None:
     assert cli(["--version"], tmp_path).stdout.startswith("dra-migrate ")
     assert "--install-completion" in cli(["--help"], tmp_path).stdout
+
+
+def test_a_run_without_a_bar_streams_its_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a progress bar (no TTY) the first file is read before the walk is over: worker processes
+    start on a large repository while the walk goes on, instead of after it."""
+    from dra_migrate import parallel, run
+    from dra_migrate.cli.migrate_cmd import MigrateArgs, execute
+
+    for i in range(5):
+        (tmp_path / f"f{i}.yaml").write_text(GPU_DEPLOYMENT.replace("name: web", f"name: web{i}"))
+    events: list[str] = []
+    walk, read = run.discover, run.read_file
+
+    def discover(*args: Any, **kwargs: Any) -> Any:
+        for found in walk(*args, **kwargs):
+            events.append("found")
+            yield found
+        events.append("walk over")
+
+    def read_file(*args: Any) -> Any:
+        events.append("read")
+        return read(*args)
+
+    monkeypatch.setattr(run, "discover", discover)
+    monkeypatch.setattr(run, "read_file", read_file)
+    monkeypatch.setattr(parallel, "LARGE_WALK", 2)  # the run looks at this many files before its first read
+    assert execute(MigrateArgs(paths=[str(tmp_path)], check=True, quiet=True)) == 1
+    assert events.index("read") < events.index("walk over")
+    assert events.count("read") == 5

@@ -120,7 +120,7 @@ def execute(a: MigrateArgs) -> int:
         rule_dirs=a.rules,
         sharing_configs=a.sharing_config,
         gitignore=not a.no_gitignore,
-        progress=progress,
+        progress=progress if tty else None,  # without a bar the run streams its walk
         jobs=a.jobs,
         keep_ir=False,  # the reports need counts and diagnostics only
     )
