@@ -102,11 +102,12 @@ def _walk(
         else:
             files.append(entry)
     files.sort(key=lambda e: e.name)
+    rules = ignore.directory(top, any(e.name == ".gitignore" for e in files)) if ignore else None
     for entry in files:
         name = entry.name
         if not name.endswith(EXTENSIONS):
             continue
-        if ignore and ignore.ignored_in(top, name):
+        if rules and rules.ignored(name):
             continue
         fp = _join(top, name)
         if excludes and _excluded(Path(fp), excludes):
@@ -125,7 +126,7 @@ def _walk(
     for name, is_link in sorted(dirs):
         if name in SKIP_DIRS or is_link:
             continue
-        if ignore and ignore.ignored_in(top, name, is_dir=True):
+        if rules and rules.ignored(name, is_dir=True):
             continue
         if excludes and _excluded(Path(top, name), excludes):
             continue

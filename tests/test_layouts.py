@@ -167,15 +167,20 @@ def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
     (tmp_path / "gen" / "g.yaml").write_text(GPU_DEPLOYMENT)
     (tmp_path / "a.tmp.yaml").write_text(GPU_DEPLOYMENT)
     (tmp_path / "b.yaml").write_text(GPU_DEPLOYMENT)
+    # nested files: one deeper .gitignore overriding a shallower one, directories without one in between
+    (tmp_path / "x" / "y" / "z").mkdir(parents=True)
+    (tmp_path / "x" / "y" / ".gitignore").write_text("!keep.tmp.yaml\nlocal.yaml\n")
+    for f in ("x/y/keep.tmp.yaml", "x/y/local.yaml", "x/y/z/local.yaml", "x/y/z/c.yaml", "x/d.tmp.yaml"):
+        (tmp_path / f).write_text(GPU_DEPLOYMENT)
     res = run_migration(RunConfig([str(tmp_path)], mode="check"))
-    ours = {str(Path(f.path).relative_to(tmp_path)) for f in res.files}
+    ours = {Path(f.path).relative_to(tmp_path).as_posix() for f in res.files}
     git = subprocess.run(
         ["git", "-C", str(tmp_path), "ls-files", "--others", "--exclude-standard"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    assert ours == {f for f in git if f.endswith(".yaml")} == {"b.yaml"}
+    assert ours == {f for f in git if f.endswith(".yaml")} == {"b.yaml", "x/y/keep.tmp.yaml", "x/y/z/c.yaml"}
 
 
 def test_chart_templates_are_recognised_through_links_and_only_beside_a_chart(tmp_path: Path) -> None:

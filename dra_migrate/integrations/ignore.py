@@ -16,6 +16,24 @@ def repo_root(start: Path) -> Path | None:
     return None
 
 
+class DirectoryRules:
+    """Answers 'is this entry of one directory ignored?' (see GitIgnore.directory)."""
+
+    __slots__ = ("chain",)
+
+    def __init__(self, chain: list[tuple[str, Any, frozenset[int]]]) -> None:
+        self.chain = chain
+
+    def ignored(self, name: str, is_dir: bool = False) -> bool:
+        decision = False
+        # Deeper .gitignore files override shallower ones, as in git.
+        for prefix, spec, root_patterns in self.chain:
+            res = spec.check_file(prefix + name + ("/" if is_dir else ""))
+            if res.include is not None and res.index not in root_patterns:
+                decision = bool(res.include)
+        return decision
+
+
 class GitIgnore:
     """Answers 'is this path ignored?' for paths under one walk root, loading .gitignore files lazily.
 
@@ -39,22 +57,20 @@ class GitIgnore:
         self._by_resolved: dict[str, list[tuple[str, Any, frozenset[int]]]] = {}
 
     def ignored(self, path: Path, is_dir: bool = False) -> bool:
-        return self.ignored_in(os.fspath(path.parent), path.name, is_dir)
+        return self.directory(os.fspath(path.parent)).ignored(path.name, is_dir)
 
-    def ignored_in(self, parent: str, name: str, is_dir: bool = False) -> bool:
-        """Is `name` in the directory `parent` (a path as the walk spells it) ignored?"""
+    def directory(self, parent: str, has_gitignore: bool | None = None) -> DirectoryRules:
+        """The rules for the entries of the directory `parent` (a path as the walk spells it). A walk that
+        listed the directory says whether it holds a `.gitignore` (spares a stat per directory)."""
         # Everything but the last component depends on the parent directory only: resolved (symlinks in
         # the name itself are not followed) and matched against its .gitignore chain once per directory.
         chain = self._chains.get(parent)
         if chain is None:
-            chain = self._chains[parent] = self._resolved_chain(self._resolve(parent))
-        decision = False
-        # Deeper .gitignore files override shallower ones, as in git.
-        for prefix, spec, root_patterns in chain:
-            res = spec.check_file(prefix + name + ("/" if is_dir else ""))
-            if res.include is not None and res.index not in root_patterns:
-                decision = bool(res.include)
-        return decision
+            resolved = self._resolve(parent)
+            if has_gitignore is False:
+                self._specs.setdefault(resolved, None)
+            chain = self._chains[parent] = self._resolved_chain(resolved)
+        return DirectoryRules(chain)
 
     def _resolve(self, parent: str) -> str:
         if self._arg == "." and not os.path.isabs(parent):  # walks under "." spell paths without "./"
