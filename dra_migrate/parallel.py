@@ -38,7 +38,7 @@ LARGE_WALK = 1000
 EARLY_FILES = 20_000
 CHUNK = 16
 
-Item = tuple[str, bytes, bool]  # display path, bytes, helm template path
+Item = tuple[str, bytes, bool, int]  # display path, bytes, helm template path, position in file order
 Outcome = tuple[FileResult, list[TraceEntry]]
 _WORKER: dict[str, Any] = {}  # what a forked worker inherits: options, rules, claims placement
 
@@ -51,9 +51,14 @@ def default_jobs() -> int:
 
 
 def _translate_chunk(items: list[Item]) -> list[Outcome]:
-    ctx = RunContext(_WORKER["options"])
+    # A worker keeps its namer from chunk to chunk while they come in file order: the names its earlier
+    # files took are then also taken when the parent replays (unless those files were translated again),
+    # so files sharing a workload name with an earlier file of the same worker replay instead of conflicting.
+    # A chunk from earlier in the file order starts afresh: names of later files would make false conflicts.
+    kept: tuple[RunContext, int] | None = _WORKER.get("namer")
+    ctx = kept[0] if kept is not None and kept[1] < items[0][3] else RunContext(_WORKER["options"])
     out: list[Outcome] = []
-    for display, raw, helm in items:
+    for display, raw, helm, _position in items:
         trace: list[TraceEntry] = []
         ctx.namer.trace = trace
         fr = process_source(display, raw, ctx, rules=_WORKER["rules"], claims_elsewhere=_WORKER["claims_elsewhere"],
@@ -62,6 +67,7 @@ def _translate_chunk(items: list[Item]) -> list[Outcome]:
         if not _WORKER["keep_ir"]:
             fr.drop_ir()  # the parent would drop it too: spare pickling it
         out.append((fr, trace))
+    _WORKER["namer"] = (ctx, items[-1][3])
     return out
 
 
@@ -94,10 +100,11 @@ class Processor:
             return False
         return not self.auto or self.large or self.submitted >= AUTO_THRESHOLD
 
-    def submit(self, display: str, raw: bytes, helm: bool) -> int:
+    def submit(self, display: str, raw: bytes, helm: bool, position: int) -> int:
+        """`position`: the file's place in file order (any increasing numbering)."""
         ticket = next(self.tickets)
         self.submitted += 1
-        self.waiting[ticket] = (display, raw, helm)
+        self.waiting[ticket] = (display, raw, helm, position)
         if self._parallel() and len(self.waiting) >= CHUNK:
             self._send()
         return ticket
@@ -108,7 +115,7 @@ class Processor:
             from concurrent.futures import ProcessPoolExecutor
 
             _WORKER.update(options=self.cfg.options, rules=self.rules,
-                           claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir)
+                           claims_elsewhere=self.cfg.claims_out is not None, keep_ir=self.cfg.keep_ir, namer=None)
             if self.waiting and not self.warm:
                 # The parent translates the first file itself before forking, as a worker would (its result
                 # is replayed in order like theirs): the workers inherit what it loaded (schemas, validators,
@@ -126,7 +133,7 @@ class Processor:
 
     def _send(self) -> None:
         executor = self._start()
-        items = list(self.waiting.items())
+        items = sorted(self.waiting.items(), key=lambda ticket_item: ticket_item[1][3])  # chunks in file order
         self.waiting.clear()
         for i in range(0, len(items), CHUNK):
             tickets = [t for t, _item in items[i:i + CHUNK]]

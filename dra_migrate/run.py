@@ -191,7 +191,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                 if speculate and holds_repo_setting(raw):
                     speculate = False
                 if speculate and n < parallel.EARLY_FILES and worth_starting_early(os.fspath(found), raw):
-                    ticket = pool.submit(found.display, raw, is_helm_template_path(os.fspath(found)))
+                    ticket = pool.submit(found.display, raw, is_helm_template_path(os.fspath(found)), len(entries))
                     entry = ("submitted", (found, raw, ticket))
             if entry[0] != "diagnostics" or entry[1]:  # most files: nothing to keep
                 entries.append(entry)
@@ -204,8 +204,9 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
             pool.reset()
             entries = [("kept", v[:2]) if k == "submitted" else (k, v) for k, v in entries]
         # What the run reports is gathered in file order, so the outcome does not depend on --jobs.
-        entries = [_route(cfg, writes, layout, pool, *v) if k == "kept"
-                   else _recheck(cfg, writes, layout, pool, *v) if k == "submitted" else (k, v) for k, v in entries]
+        entries = [_route(cfg, writes, layout, pool, v[0], v[1], i) if k == "kept"
+                   else _recheck(cfg, writes, layout, pool, *v) if k == "submitted" else (k, v)
+                   for i, (k, v) in enumerate(entries)]
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":
@@ -244,7 +245,7 @@ def _read_entry(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Fo
 
 
 def _route(
-    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes
+    cfg: RunConfig, writes: BackgroundWrites, layout: Any, pool: _Processor, found: Found, raw: bytes, position: int
 ) -> tuple[str, Any]:
     """A kept file: reported by the layout (kustomize patches, chart templates), or sent to translation."""
     if not might_need_migration(raw):  # kept for the pre-pass only
@@ -257,7 +258,7 @@ def _route(
             _copy_out(cfg, writes, found, raw)
         return "diagnostics", intercepted
     helm = is_helm_template_path(os.fspath(found))
-    return "process", (found, raw, helm, pool.submit(found.display, raw, helm))
+    return "process", (found, raw, helm, pool.submit(found.display, raw, helm, position))
 
 
 def _recheck(

@@ -240,3 +240,23 @@ def test_translation_started_during_the_read_gives_the_serial_outcome(
     assert ("skip" in calls) is not late_setting  # after a reset the patch is never submitted
     if late_setting:
         assert "DRA501" in codes  # the late config was seen by the pre-pass
+
+
+def test_a_worker_keeps_its_names_across_chunks_in_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names a worker's earlier chunk took stay taken for its later chunks (the parent replays them first),
+    but not for a chunk from earlier in the file order."""
+    from dra_migrate.run import load_rules
+
+    rules, _problem = load_rules([])
+    monkeypatch.setattr(parallel, "_WORKER", dict(options=Options(), rules=rules, claims_elsewhere=False,
+                                                  keep_ir=False, namer=None))
+    text = WORKLOAD.format(kind="Deployment", name="web", ns="a", replicas=1, resource="nvidia.com/gpu",
+                           count=1).encode()
+
+    def names(position: int) -> list[Any]:
+        [(fr, trace)] = parallel._translate_chunk([(f"f{position}.yaml", text, False, position)])
+        assert fr.changed
+        return [returned for op, _args, returned in trace if op == "assign"]
+
+    first, later, earlier = names(5), names(9), names(2)
+    assert later != first and earlier == first
