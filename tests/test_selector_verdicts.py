@@ -66,3 +66,16 @@ def test_the_key_covers_the_cel_sources(monkeypatch: pytest.MonkeyPatch, tmp_pat
     before = verdicts._key()
     (pkg / "cel" / "compiler.py").write_text("x = 2\n")
     assert verdicts._key() != before
+
+
+@pytest.mark.parametrize("dist", ["cel-python", "PyYAML", "ruamel.yaml", "jsonschema-rs", "no-such-dist-x"])
+def test_installed_version_agrees_with_importlib_metadata(dist: str) -> None:
+    from importlib import metadata
+
+    from dra_migrate.cel.verdicts import installed_version
+
+    try:
+        expected = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        expected = "?"
+    assert installed_version(dist) == expected
