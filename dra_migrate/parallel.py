@@ -105,7 +105,9 @@ class Processor:
         ticket = next(self.tickets)
         self.submitted += 1
         self.waiting[ticket] = (display, raw, helm, position)
-        if self._parallel() and len(self.waiting) >= CHUNK:
+        # On a large walk the first file starts the pool (the warm-up translates it): the workers are
+        # forked while the next chunk is read instead of after it.
+        if self._parallel() and (len(self.waiting) >= CHUNK or (self.large and self.executor is None)):
             self._send()
         return ticket
 
