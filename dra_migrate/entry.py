@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # this module imports nothing it can avoid, typing included
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 _FAST_FLAGS = {"--check", "--diff", "-q", "--quiet", "--no-progress"}
 # Anything the full run would look at twice: the migration prefilter (dra_migrate.pipeline.PREFILTER), the
 # sharing pre-pass (sharing.discover.PREFILTER) and the DeviceClass pre-pass (bridge.PREFILTER). Kept as a
@@ -150,15 +154,47 @@ def _without_typer(argv: list[str]) -> int | None:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
-    code = _fast_path(argv)
-    if code is None:
-        code = _without_typer(argv)
-    if code is not None:
-        sys.exit(code)
-    from dra_migrate.cli.app import run
+    try:
+        argv = sys.argv[1:]
+        code = _fast_path(argv)
+        if code is None:
+            code = _without_typer(argv)
+        if code is not None:
+            sys.exit(code)
+        from dra_migrate.cli.app import run
 
-    run()
+        run()
+    except SystemExit as exc:
+        exit_now(exc.code)
+
+
+def exit_now(status: object) -> NoReturn:
+    """Leave as `sys.exit(status)` would, minus the interpreter's teardown: freeing a large run's objects one
+    by one costs ~60 ms for nothing. Threads are waited for, exit handlers run and output is flushed first."""
+    if status is None:
+        code = 0
+    elif isinstance(status, int):
+        code = status
+    else:
+        print(status, file=sys.stderr)
+        code = 1
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)  # what the interpreter does first: join non-daemon threads
+    if shutdown is not None:
+        shutdown()
+    else:  # pragma: no cover - other Pythons
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = 120  # as CPython does when it cannot flush at exit
+    os._exit(code & 0xFF)
 
 
 if __name__ == "__main__":

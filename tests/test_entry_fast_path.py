@@ -68,3 +68,28 @@ def test_pyproject_config_table_not_a_mention_declines_the_fast_path(
     assert entry._fast_path(["migrate", "--check", "plain.yaml"]) == 0
     (tmp_path / "pyproject.toml").write_text('[tool.dra-migrate]\nformat = "json"\n')
     assert entry._fast_path(["migrate", "--check", "plain.yaml"]) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "err"), [("3", 3, ""), ("None", 0, ""), ("'boom'", 1, "boom\n")]
+)
+def test_exit_now_is_sys_exit_without_the_teardown(tmp_path: Path, status: str, code: int, err: str) -> None:
+    script = (
+        "import atexit, sys, threading, time\n"
+        "from dra_migrate.entry import exit_now\n"
+        "atexit.register(lambda: print('handler ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\n"
+        "sys.stdout.write('buffered ')\n"
+        f"exit_now({status})\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert (res.returncode, res.stdout, res.stderr) == (code, "buffered thread done\nhandler ran\n", err)
+
+
+def test_exit_now_ends_like_sys_exit_when_stdout_is_gone(tmp_path: Path) -> None:
+    def end(leave: str) -> tuple[int, bytes]:
+        script = f"import os, sys\nfrom dra_migrate.entry import exit_now\nprint('x')\nos.close(1)\n{leave}\n"
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path)
+        return res.returncode, res.stdout
+
+    assert end("exit_now(4)") == end("sys.exit(4)")
