@@ -133,13 +133,19 @@ class Processor:
             self.executor = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
         return self.executor
 
-    def _send(self) -> None:
+    def flush(self) -> None:
+        """Everything is submitted: send what waits now, in chunks small enough that the workers finish
+        together (else the leftovers would go out only when their results are asked for, to one worker)."""
+        if self.waiting and self._parallel():
+            self._send(max(1, min(CHUNK, -(-len(self.waiting) // (2 * self.jobs)))))
+
+    def _send(self, size: int = CHUNK) -> None:
         executor = self._start()
         items = sorted(self.waiting.items(), key=lambda ticket_item: ticket_item[1][3])  # chunks in file order
         self.waiting.clear()
-        for i in range(0, len(items), CHUNK):
-            tickets = [t for t, _item in items[i:i + CHUNK]]
-            future = executor.submit(_translate_chunk, [item for _t, item in items[i:i + CHUNK]])
+        for i in range(0, len(items), size):
+            tickets = [t for t, _item in items[i:i + size]]
+            future = executor.submit(_translate_chunk, [item for _t, item in items[i:i + size]])
             self.chunks[future] = tickets
             self.sent.update(dict.fromkeys(tickets, future))
 

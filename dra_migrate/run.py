@@ -207,6 +207,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         entries = [_route(cfg, writes, layout, pool, v[0], v[1], i) if k == "kept"
                    else _recheck(cfg, writes, layout, pool, *v) if k == "submitted" else (k, v)
                    for i, (k, v) in enumerate(entries)]
+        pool.flush()
         for i, (kind, value) in enumerate(entries):
             entries[i] = ("done", None)  # let the file's bytes go once settled
             if kind == "diagnostics":

@@ -260,3 +260,25 @@ def test_a_worker_keeps_its_names_across_chunks_in_file_order(monkeypatch: pytes
 
     first, later, earlier = names(5), names(9), names(2)
     assert later != first and earlier == first
+
+
+def test_flush_sends_the_leftovers_in_chunks_for_every_worker() -> None:
+    """Once everything is submitted, files short of a chunk go out at once, split so both workers get some
+    (waiting for their results to be asked for would leave them to one worker at the end of the run)."""
+    from dra_migrate.run import load_rules
+
+    rules, _problem = load_rules([])
+    assert rules is not None
+    cfg = RunConfig(["."], options=Options(), jobs=2)
+    pool = parallel.Processor(cfg, rules, parallel.RunContext(cfg.options))
+    text = WORKLOAD.format(kind="Deployment", name="web", ns="a", replicas=1, resource="nvidia.com/gpu",
+                           count=1).encode()
+    tickets = [pool.submit(f"f{n}.yaml", text, False, n) for n in range(11)]
+    assert not pool.chunks  # fewer than a chunk: nothing sent yet
+    pool.flush()
+    try:
+        # one file is translated here before the fork (the warm-up); the other 10 go out in chunks of 3
+        assert sorted(len(t) for t in pool.chunks.values()) == [1, 3, 3, 3]
+        assert all(pool.result(t, f"f{n}.yaml", text, False).changed for n, t in enumerate(tickets))
+    finally:
+        pool.close()
