@@ -107,7 +107,7 @@ class Processor:
         self.waiting[ticket] = (display, raw, helm, position)
         # On a large walk the first file starts the pool (the warm-up translates it): the workers are
         # forked while the next chunk is read instead of after it.
-        if self._parallel() and (len(self.waiting) >= CHUNK or (self.large and self.executor is None)):
+        if self._parallel() and (len(self.waiting) >= CHUNK or (self.large and not self.warm)):
             self._send()
         return ticket
 

@@ -53,24 +53,16 @@ class GitIgnore:
         self._arg = os.fspath(walk_root)
         self._arg_prefix = os.path.join(self._arg, "")
         self._specs: dict[str, Any] = {}
-        self._chains: dict[str, list[tuple[str, Any, frozenset[int]]]] = {}
         self._by_resolved: dict[str, list[tuple[str, Any, frozenset[int]]]] = {}
 
-    def ignored(self, path: Path, is_dir: bool = False) -> bool:
-        return self.directory(os.fspath(path.parent)).ignored(path.name, is_dir)
-
-    def directory(self, parent: str, has_gitignore: bool | None = None) -> DirectoryRules:
-        """The rules for the entries of the directory `parent` (a path as the walk spells it). A walk that
-        listed the directory says whether it holds a `.gitignore` (spares a stat per directory)."""
-        # Everything but the last component depends on the parent directory only: resolved (symlinks in
-        # the name itself are not followed) and matched against its .gitignore chain once per directory.
-        chain = self._chains.get(parent)
-        if chain is None:
-            resolved = self._resolve(parent)
-            if has_gitignore is False:
-                self._specs.setdefault(resolved, None)
-            chain = self._chains[parent] = self._resolved_chain(resolved)
-        return DirectoryRules(chain)
+    def directory(self, parent: str, has_gitignore: bool) -> DirectoryRules:
+        """The rules for the entries of the directory `parent` (a path as the walk spells it), which the walk
+        listed: it says whether the listing holds a `.gitignore` (spares a stat per directory). Everything but
+        an entry's own name depends on the directory only, so its chain of .gitignore files is built once."""
+        resolved = self._resolve(parent)
+        if not has_gitignore:
+            self._specs.setdefault(resolved, None)
+        return DirectoryRules(self._resolved_chain(resolved))
 
     def _resolve(self, parent: str) -> str:
         if self._arg == "." and not os.path.isabs(parent):  # walks under "." spell paths without "./"
