@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from dra_migrate.frozen_pickle import pickle_by_fields
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -17,6 +19,7 @@ class Severity(str, Enum):
         return {"error": 2, "warning": 1, "info": 0}[self.value]
 
 
+@pickle_by_fields
 @dataclass(frozen=True, slots=True)
 class Location:
     file: str
@@ -29,6 +32,7 @@ class Location:
         return f"{self.file}:{self.line}:{max(self.col, 1)}"
 
 
+@pickle_by_fields
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
+from dra_migrate.frozen_pickle import pickle_by_fields
 from dra_migrate.kinds import KindRuleSet, resolve
 
 NVIDIA_DOMAIN = "gpu.nvidia.com"
@@ -30,6 +31,7 @@ REMOVED_ATTRIBUTES = {"index": "v25.8.0", "minor": "v25.8.0", "parentIndex": "v2
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 
 
+@pickle_by_fields
 @dataclass(frozen=True, slots=True)
 class SeenObject:
     obj: Mapping[str, Any]

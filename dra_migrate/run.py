@@ -220,10 +220,12 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                     break
                 fr = pool.result(ticket, found.display, raw, helm)
                 _settle(cfg, result, writes, layout, found, raw, fr, claims)
+        # The lints read only the results: they run while the last rewrites reach the disk.
+        lints = _lint(cfg, result)
     finally:
         pool.close()
         result.diagnostics.extend(writes.close())  # every write done before anything is reported
-    _finish(cfg, result, claims)
+    _finish(cfg, result, claims, lints)
     layout.finish(cfg, result)
     return result
 
@@ -322,8 +324,10 @@ def _scan_repo_classes(cfg: RunConfig) -> None:
     cfg.options.extended_resource_classes = scan_paths(cfg.paths, cfg.excludes)
 
 
-def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]]) -> None:
-    _lint(cfg, result)
+def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]],
+            lints: list[Diagnostic] | None = None) -> None:
+    """lints: the cross-file lints when the caller ran them already (else they run here)."""
+    result.diagnostics.extend(_lint(cfg, result) if lints is None else lints)
     if any(f.any_lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
         result.diagnostics.append(make(
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
@@ -369,19 +373,18 @@ def _interrupted(result: RunResult, interrupt: _Interrupt, before: str) -> bool:
     return True
 
 
-def _lint(cfg: RunConfig, result: RunResult) -> None:
+def _lint(cfg: RunConfig, result: RunResult) -> list[Diagnostic]:
     """Cross-file scheduling lints (DRA8xx) over every object the run saw, as it is after the run."""
     from dra_migrate.lint import lint_objects
 
     objects = [o for f in result.files for o in f.objects]
     if not objects:
-        return
+        return []
     try:
         rules, _problem = load_rules(cfg.rule_dirs)  # cached; a problem was reported when the run started
-        if rules is not None:
-            result.diagnostics.extend(lint_objects(objects, rules, cfg.options.target_version))
+        return lint_objects(objects, rules, cfg.options.target_version) if rules is not None else []
     except Exception as exc:  # noqa: BLE001 - a lint bug must not cost the user the migration
-        result.diagnostics.append(make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>")))
+        return [make("DRA902", f"internal error in the scheduling lints: {exc}", Location("<run>"))]
 
 
 def _copy_out(cfg: RunConfig, writes: BackgroundWrites, found: Found, data: bytes) -> None:

@@ -81,6 +81,33 @@ def test_rewrites_are_renamed_in_batches_and_all_by_close(tmp_path: Path, monkey
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".dra-migrate.tmp")]
 
 
+def test_what_is_left_at_close_goes_in_one_last_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(background, "BATCH", 2)
+    batches: list[int] = []
+    commit = background.BackgroundWrites._commit
+
+    def counted(self: BackgroundWrites) -> None:
+        if self._staged:
+            batches.append(len(self._staged))
+        commit(self)
+
+    monkeypatch.setattr(background.BackgroundWrites, "_commit", counted)
+    files = _tree(tmp_path, 5)
+    writes = BackgroundWrites()
+    hold = threading.Event()
+    writes.submit("hold", lambda: (hold.wait(10), [])[1])  # the thread is busy while the rewrites queue up
+    for i, p in enumerate(files):
+        writes.replace(str(p), p, f"new {i}\n".encode())
+    closing = threading.Thread(target=writes.close)
+    closing.start()
+    while not writes._closing and closing.is_alive():
+        threading.Event().wait(0.001)
+    hold.set()
+    closing.join()
+    assert batches == [5]  # not 2 + 2 + 1: the last files do not wait for batches before theirs
+    assert [p.read_bytes() for p in files] == [f"new {i}\n".encode() for i in range(5)]
+
+
 def test_a_rewrite_that_cannot_be_made_durable_leaves_the_original(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

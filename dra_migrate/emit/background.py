@@ -47,6 +47,7 @@ class BackgroundWrites:
         self._diagnostics: list[Diagnostic] = []
         self._thread: threading.Thread | None = None
         self._staged: list[tuple[str, StagedReplace]] = []  # (where, staged rewrite), on the thread only
+        self._closing = False  # close() was called: what is left is staged, then made durable in one batch
 
     def _put(self, item: tuple[str, Job | _Replace] | str | None) -> None:
         if self._thread is None:
@@ -71,9 +72,11 @@ class BackgroundWrites:
     def close(self) -> list[Diagnostic]:
         """Finish every job, stop the thread; the diagnostics of all jobs in submission order."""
         if self._thread is not None:
+            self._closing = True
             self._jobs.put(_STOP)
             self._thread.join()
             self._thread = None
+            self._closing = False
         out, self._diagnostics = self._diagnostics, []
         return out
 
@@ -106,7 +109,9 @@ class BackgroundWrites:
         except OSError as exc:
             self._diagnostics.append(write_problem(job.where, exc))
             return
-        if len(self._staged) >= BATCH:
+        # Once the run is closing, one more batch would only make the last files wait for it: they all
+        # go in the final one.
+        if len(self._staged) >= BATCH and not self._closing:
             self._commit()
 
     def _commit(self) -> None:
