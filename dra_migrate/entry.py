@@ -154,6 +154,9 @@ def _without_typer(argv: list[str]) -> int | None:
 
 
 def main() -> None:
+    from dra_migrate import gcpause
+
+    gcpause.pause()  # until the run's first translation: see dra_migrate.gcpause
     try:
         argv = sys.argv[1:]
         code = _fast_path(argv)

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dra_migrate import gcpause
 from dra_migrate.lower.context import RunContext
 from dra_migrate.lower.names import TraceEntry
 from dra_migrate.pipeline import FileResult, process_source
@@ -125,6 +126,7 @@ class Processor:
                 ticket = next(iter(self.waiting))
                 self.done[ticket] = _translate_chunk([self.waiting.pop(ticket)])[0]
                 self.warm = True
+            gcpause.resume()  # what is loaded is loaded; the workers translate with the collector on
             if self.before_fork is not None:
                 self.before_fork()
             # What the workers inherit stays shared with them: the collector would otherwise visit (and so
@@ -199,8 +201,11 @@ class Processor:
 
     def _serial(self, display: str, raw: bytes, helm: bool) -> FileResult:
         self.warm = True
-        return process_source(display, raw, self.ctx, rules=self.rules,
-                              claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
+        try:
+            return process_source(display, raw, self.ctx, rules=self.rules,
+                                  claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
+        finally:
+            gcpause.resume()  # after the first file: what it loaded stays for the run
 
     def close(self) -> None:
         if self.executor is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dra_migrate import parallel
+from dra_migrate import gcpause, parallel
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import Found, discover
 from dra_migrate.emit.background import BackgroundWrites, write_problem
@@ -121,8 +121,11 @@ def _interruptible() -> Iterator[_Interrupt]:
 
 
 def run_migration(cfg: RunConfig) -> RunResult:
-    with _interruptible() as interrupt:
-        return _run(cfg, interrupt)
+    try:
+        with _interruptible() as interrupt:
+            return _run(cfg, interrupt)
+    finally:
+        gcpause.resume()  # whatever the run translated: what follows (reports) runs with the collector on
 
 
 def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
