@@ -164,6 +164,7 @@ def main() -> None:
             code = _without_typer(argv)
         if code is not None:
             sys.exit(code)
+        gcpause.resume()  # the other commands (simulate, cel...) run with the collector as usual
         from dra_migrate.cli.app import run
 
         run()

@@ -59,12 +59,23 @@ def test_a_collector_the_caller_turned_off_stays_off(tmp_path: Path, monkeypatch
     assert not gc.isenabled()
 
 
-def test_the_cli_pauses_it_at_start() -> None:
-    code = ("import gc, sys; from dra_migrate import entry; sys.argv = ['dra-migrate', 'rules']; "
-            "import atexit; atexit.register(lambda: print('enabled' if gc.isenabled() else 'paused')); entry.main()")
+def _cli(argv: list[str], fast_path: str) -> str:
+    code = ("import gc, sys, atexit; from dra_migrate import entry; "
+            f"entry._fast_path = {fast_path}; sys.argv = ['dra-migrate', *{argv!r}]; "
+            "atexit.register(lambda: print('at exit', 'on' if gc.isenabled() else 'paused')); entry.main()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0 and "DRA" in done.stdout
-    assert done.stdout.strip().endswith("paused")  # a command that translates nothing never turns it back on
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_cli_starts_a_migrate_run_with_it_paused() -> None:
+    out = _cli(["migrate", "x.yaml"], "lambda argv: print('at start', 'on' if gc.isenabled() else 'paused') or 0")
+    assert "at start paused" in out
+
+
+def test_commands_handed_to_typer_run_with_it_on() -> None:
+    out = _cli(["rules"], "lambda argv: None")
+    assert "DRA" in out and out.strip().endswith("at exit on")
 
 
 def test_workers_are_forked_with_the_collector_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
