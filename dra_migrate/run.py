@@ -151,7 +151,7 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         result.files.append(fr)
         result.scanned = 1
         claims.extend(("<stdin>", d) for d in fr.new_documents)
-        _finish(cfg, result, claims)
+        _finish(cfg, result, claims, _lint(cfg, result))
         return result
     from dra_migrate.integrations.layout import Layout
 
@@ -327,10 +327,11 @@ def _scan_repo_classes(cfg: RunConfig) -> None:
     cfg.options.extended_resource_classes = scan_paths(cfg.paths, cfg.excludes)
 
 
-def _finish(cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]],
-            lints: list[Diagnostic] | None = None) -> None:
-    """lints: the cross-file lints when the caller ran them already (else they run here)."""
-    result.diagnostics.extend(_lint(cfg, result) if lints is None else lints)
+def _finish(
+    cfg: RunConfig, result: RunResult, claims: list[tuple[str, dict[str, Any]]], lints: list[Diagnostic]
+) -> None:
+    """lints: what _lint found over the run's results."""
+    result.diagnostics.extend(lints)
     if any(f.any_lowered for f in result.files) and not _dra_on_by_default(cfg.options.target_version):
         result.diagnostics.append(make(
             "DRA604", f"Kubernetes {cfg.options.target_version} has DynamicResourceAllocation off by default: enable "
