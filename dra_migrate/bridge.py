@@ -20,6 +20,7 @@ import yaml
 
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.ir import Workload
+from dra_migrate.prefilters import CLASS as CLASS_PREFILTER
 from dra_migrate.resources import classify
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ DRIVER = "gpu.nvidia.com"
 CHART_GPU_CLASS = "gpu.nvidia.com"  # the chart sets extendedResourceName: nvidia.com/gpu on it (v1 API)
 STANDALONE_GPU_CLASS = "gpu-extended.nvidia.com"
 CLASSES_FILE = "dra-deviceclasses.yaml"
-PREFILTER = b"extendedResourceName"
+PREFILTER = CLASS_PREFILTER  # see dra_migrate.prefilters
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Device-plugin configuration labels that mean the GPUs were shared (time-slicing / MPS).
 _SHARING_LABELS = (

@@ -10,19 +10,16 @@ from __future__ import annotations
 import os
 import sys
 
+from dra_migrate.prefilters import CLASS, MIGRATION, SHARING
+
 TYPE_CHECKING = False  # this module imports nothing it can avoid, typing included
 if TYPE_CHECKING:
     from typing import NoReturn
 
 _FAST_FLAGS = {"--check", "--diff", "-q", "--quiet", "--no-progress"}
-# Anything the full run would look at twice: the migration prefilter (dra_migrate.pipeline.PREFILTER), the
-# sharing pre-pass (sharing.discover.PREFILTER) and the DeviceClass pre-pass (bridge.PREFILTER). Kept as a
-# literal so this module imports nothing; tests/test_entry_fast_path.py checks it covers all three.
-_PREFILTER = (
-    b"nvidia.com", b"ResourceClaimTemplate", b"volcano.sh/gpu", b"volcano.sh/vgpu", b"gpu-fraction", b"gpu-memory",
-    b"timeSlicing", b"mps:", b"sharing:", b"devicePlugin", b"mig.strategy", b"migStrategy", b"extendedResourceName",
-    b"resource.k8s.io", b"resourceClaim", b"nvidia.com/device-plugin.config",
-)
+# Anything the full run would look at twice: the migration prefilter, the sharing pre-pass and the DeviceClass
+# pre-pass (dra_migrate.prefilters, a module that imports nothing).
+_PREFILTER = (*(p.encode() for p in MIGRATION), CLASS, *SHARING)
 _CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
 
 
@@ -126,6 +123,13 @@ def _without_typer(argv: list[str]) -> int | None:
     if hook is None:
         return None
     paths, flags = hook
+    jobs = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--jobs=")), None)
+    if jobs != 1 and ("--no-progress" in flags or not sys.stderr.isatty()):  # (a progress bar wants the total)
+        # The walk and read of a directory start now, in a second process, while the compiler is imported.
+        from dra_migrate import scout
+        from dra_migrate.filescan import DEFAULT_MAX_BYTES
+
+        scout.start(paths, (), True, DEFAULT_MAX_BYTES)
     from dra_migrate.cli.migrate_cmd import MigrateArgs, execute
 
     args = MigrateArgs(
@@ -134,7 +138,7 @@ def _without_typer(argv: list[str]) -> int | None:
         diff="--diff" in flags,
         quiet="-q" in flags or "--quiet" in flags,
         no_progress="--no-progress" in flags,
-        jobs=next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--jobs=")), None),
+        jobs=jobs,
     )
     try:
         return execute(args)

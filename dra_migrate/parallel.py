@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from dra_migrate import gcpause
 from dra_migrate.lower.context import RunContext
 from dra_migrate.lower.names import TraceEntry
 from dra_migrate.pipeline import FileResult, process_source
+from dra_migrate.scout import usable_cpus
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -45,10 +45,7 @@ _WORKER: dict[str, Any] = {}  # what a forked worker inherits: options, rules, c
 
 
 def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def _translate_chunk(items: list[Item]) -> list[Outcome]:

@@ -24,21 +24,12 @@ from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import TemplateNamer
 from dra_migrate.lower.workload import lower_workload
 from dra_migrate.plan import Append, Op, apply_ops, walk
+from dra_migrate.prefilters import MIGRATION as MIGRATION_PREFILTER
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.nodes import Document, key_line
 from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
 
-# resource.k8s.io / resourceClaim: already-DRA objects and workloads are read for the scheduling lints.
-PREFILTER = (
-    "nvidia.com",
-    "ResourceClaimTemplate",
-    "volcano.sh/gpu",
-    "volcano.sh/vgpu",
-    "gpu-fraction",
-    "gpu-memory",
-    "resource.k8s.io",
-    "resourceClaim",
-)
+PREFILTER = MIGRATION_PREFILTER  # what may need migration: see dra_migrate.prefilters
 
 
 @dataclass(slots=True)

@@ -18,15 +18,18 @@ from dra_migrate import gcpause, parallel
 from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
 from dra_migrate.discover import Found, discover
 from dra_migrate.emit.background import BackgroundWrites, write_problem
+from dra_migrate.filescan import DEFAULT_MAX_BYTES, Scan, scan
 from dra_migrate.kinds import KindRule, KindRuleSet, NonWorkloadRule
 from dra_migrate.lower.context import Options, RunContext
 from dra_migrate.parallel import Processor as _Processor
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
-from dra_migrate.readpass import ReadOutcome, holds_repo_setting, read_file, worth_starting_early
-from dra_migrate.source.reader import DEFAULT_MAX_BYTES, is_helm_template_path
+from dra_migrate.readpass import ReadOutcome, holds_repo_setting, worth_starting_early
+from dra_migrate.readpass import outcome as read_outcome
+from dra_migrate.source.reader import is_helm_template_path
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
+    from dra_migrate.scout import Scout
 
 EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
@@ -155,12 +158,6 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         return result
     from dra_migrate.integrations.layout import Layout
 
-    walk: Iterator[Found] = discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore)
-    total = 0
-    if cfg.progress is not None:  # a progress bar wants the total; other runs stream the walk
-        found_all = list(walk)
-        total, walk = len(found_all), iter(found_all)
-        del found_all
     layout = Layout()
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
     # (copied to --output-dir); the others are kept, and the repo-wide pre-pass (sharing configs, DeviceClasses)
@@ -175,20 +172,20 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     writes = BackgroundWrites()
     pool = _Processor(cfg, rules, ctx, before_fork=writes.drain)
     speculate = pool.jobs > 1 and not cfg.sharing_configs
-    head = list(itertools.islice(walk, parallel.LARGE_WALK))
-    pool.large = len(head) >= parallel.LARGE_WALK
-    files = itertools.chain(head, walk)
-    del head
+    scout = _scout_for(cfg, pool)
     entries: list[tuple[str, Any]] = []
     try:
-        for n, found in enumerate(files):
+        reads, total = _reads(cfg, result, pool, scout)
+        for n, (found, scanned) in enumerate(reads):
+            display = found if isinstance(found, str) else found.display
             if cfg.progress is not None:
-                cfg.progress(n, total, found.display)
-            if _interrupted(result, interrupt, found.display):
+                cfg.progress(n, total, display)
+            if _interrupted(result, interrupt, display):
                 break
             result.scanned += 1
-            entry = _read_entry(cfg, writes, layout, found, read_file(os.fspath(found), found.display,
-                                                                      cfg.max_file_size))
+            if isinstance(found, str):
+                continue  # the scout says nothing in this file concerns the run (and there is no --output-dir)
+            entry = _read_entry(cfg, writes, layout, found, read_outcome(display, cfg.max_file_size, scanned))
             if entry[0] == "kept":
                 raw = entry[1][1]
                 if speculate and holds_repo_setting(raw):
@@ -226,11 +223,57 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         # The lints read only the results: they run while the last rewrites reach the disk.
         lints = _lint(cfg, result)
     finally:
+        if scout is not None:
+            scout.close()
         pool.close()
         result.diagnostics.extend(writes.close())  # every write done before anything is reported
     _finish(cfg, result, claims, lints)
     layout.finish(cfg, result)
     return result
+
+
+def _scout_for(cfg: RunConfig, pool: _Processor) -> Scout | None:
+    """The scout the command line started for this run's walk (dra_migrate.scout), if the run can use it:
+    one that sends every file (--output-dir copies them all), or the total first (a progress bar), or runs
+    with one process only, would not help."""
+    from dra_migrate import scout as scouting
+
+    scout = scouting.take(cfg.paths, cfg.excludes, cfg.gitignore, cfg.max_file_size)
+    if scout is not None and (cfg.output_dir is not None or cfg.progress is not None or pool.jobs <= 1):
+        scout.close()
+        return None
+    return scout
+
+
+def _reads(cfg: RunConfig, result: RunResult, pool: _Processor, scout: Scout | None
+           ) -> tuple[Iterator[tuple[Found | str, Scan]], int]:
+    """The run's walk and read, (file, scan) in walk order, and the number of files when a progress bar
+    wants it first. From the scout if there is one: a str is then a file that concerns the run in no way.
+    The first LARGE_WALK files (or HEAD_BYTES of kept files) are taken at once to tell the pool how large
+    the run is."""
+    if scout is not None:
+        reads = scout.reads(result.diagnostics)
+        head: list[tuple[Found | str, Scan]] = []
+        held = 0
+        for pair in reads:
+            head.append(pair)
+            held += len(pair[1][1]) if isinstance(pair[1][1], bytes) else 0
+            if len(head) >= parallel.LARGE_WALK or held >= HEAD_BYTES:
+                break
+        pool.large = len(head) >= parallel.LARGE_WALK or held >= HEAD_BYTES
+        return itertools.chain(head, reads), 0
+    walk: Iterator[Found] = discover(cfg.paths, cfg.excludes, result.diagnostics, gitignore=cfg.gitignore)
+    total = 0
+    if cfg.progress is not None:  # a progress bar wants the total; other runs stream the walk
+        found_all = list(walk)
+        total, walk = len(found_all), iter(found_all)
+        del found_all
+    first = list(itertools.islice(walk, parallel.LARGE_WALK))
+    pool.large = len(first) >= parallel.LARGE_WALK
+    return ((f, scan(os.fspath(f), cfg.max_file_size)) for f in itertools.chain(first, walk)), total
+
+
+HEAD_BYTES = 16 << 20  # what the run holds of a scout's first files before it decides how large it is
 
 
 def _read_entry(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, outcome: ReadOutcome

@@ -129,7 +129,7 @@ def test_a_run_without_a_bar_streams_its_walk(tmp_path: Path, monkeypatch: pytes
     for i in range(5):
         (tmp_path / f"f{i}.yaml").write_text(GPU_DEPLOYMENT.replace("name: web", f"name: web{i}"))
     events: list[str] = []
-    walk, read = run.discover, run.read_file
+    walk, read = run.discover, run.scan
 
     def discover(*args: Any, **kwargs: Any) -> Any:
         for found in walk(*args, **kwargs):
@@ -137,12 +137,12 @@ def test_a_run_without_a_bar_streams_its_walk(tmp_path: Path, monkeypatch: pytes
             yield found
         events.append("walk over")
 
-    def read_file(*args: Any) -> Any:
+    def scan(*args: Any) -> Any:
         events.append("read")
         return read(*args)
 
     monkeypatch.setattr(run, "discover", discover)
-    monkeypatch.setattr(run, "read_file", read_file)
+    monkeypatch.setattr(run, "scan", scan)
     monkeypatch.setattr(parallel, "LARGE_WALK", 2)  # the run looks at this many files before its first read
     assert execute(MigrateArgs(paths=[str(tmp_path)], check=True, quiet=True)) == 1
     assert events.index("read") < events.index("walk over")

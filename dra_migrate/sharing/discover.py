@@ -13,6 +13,7 @@ import yaml
 
 from dra_migrate.diagnostics import Diagnostic, Location, make
 from dra_migrate.discover import discover
+from dra_migrate.prefilters import SHARING as SHARING_PREFILTER
 from dra_migrate.sharing.model import (
     CONFIG_LABEL,
     MIG_STRATEGY_LABEL,
@@ -28,8 +29,7 @@ from dra_migrate.source.nodes import key_line
 from dra_migrate.source.plain import to_plain
 from dra_migrate.source.reader import SourceError, parse_source
 
-PREFILTER = (b"timeSlicing", b"mps:", b"sharing:", b"devicePlugin", CONFIG_LABEL.encode(), b"mig.strategy",
-             b"migStrategy")
+PREFILTER = SHARING_PREFILTER  # see dra_migrate.prefilters (it names CONFIG_LABEL too)
 MAX_BYTES = 8 * 1024 * 1024
 
 

@@ -8,11 +8,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dra_migrate.filescan import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
 from dra_migrate.source.compose import ComposeError, compose_documents
 from dra_migrate.source.nodes import Document, Mapping, Node, Scalar, Sequence
 
 BOM = "\ufeff"
-DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 _TEMPLATE_RE = re.compile(r"\{\{-?\s*[-.$a-zA-Z(/\"]|\{%")
 
 
