@@ -104,6 +104,7 @@ class Scout:
     def __init__(self, pid: int, rfd: int, params: Params) -> None:
         self.pid, self.params = pid, params
         self._file = os.fdopen(rfd, "rb", buffering=1 << 16)
+        self._ended = False  # the last frame came
         self._reaped = False
 
     def reads(self, diagnostics: list[Diagnostic]) -> Iterator[tuple[Found | str, Scan]]:
@@ -128,8 +129,6 @@ class Scout:
         finally:
             self.close()
         yield from _walk_rest(self.params, files, diagnosed, diagnostics)  # the scout stopped early
-
-    _ended = False
 
     def _frame(self) -> list[Any] | None:
         header = self._file.read(_HEADER)
