@@ -245,6 +245,9 @@ def _scout_for(cfg: RunConfig, pool: _Processor) -> Scout | None:
     return scout
 
 
+HEAD_BYTES = 16 << 20  # what the run holds of a scout's first files before it decides how large it is
+
+
 def _reads(cfg: RunConfig, result: RunResult, pool: _Processor, scout: Scout | None
            ) -> tuple[Iterator[tuple[Found | str, Scan]], int]:
     """The run's walk and read, (file, scan) in walk order, and the number of files when a progress bar
@@ -271,9 +274,6 @@ def _reads(cfg: RunConfig, result: RunResult, pool: _Processor, scout: Scout | N
     first = list(itertools.islice(walk, parallel.LARGE_WALK))
     pool.large = len(first) >= parallel.LARGE_WALK
     return ((f, scan(os.fspath(f), cfg.max_file_size)) for f in itertools.chain(first, walk)), total
-
-
-HEAD_BYTES = 16 << 20  # what the run holds of a scout's first files before it decides how large it is
 
 
 def _read_entry(cfg: RunConfig, writes: BackgroundWrites, layout: Any, found: Found, outcome: ReadOutcome

@@ -175,19 +175,46 @@ def test_no_scout_without_a_directory_or_a_second_cpu(tmp_path: Path, monkeypatc
     assert scout._pending is None
 
 
+# The command line as `dra-migrate` runs it, recording whether a scout was started, whether the run took its
+# records and whether it had to walk again itself (written by an exit handler: the CLI leaves through
+# os._exit after running them).
+CLI = """
+import atexit, sys
+from dra_migrate import scout
+events = []
+init, reads, rest = scout.Scout.__init__, scout.Scout.reads, scout._walk_rest
+def spy_init(self, *args):
+    events.append("scout")
+    init(self, *args)
+def spy_reads(self, *args):
+    events.append("taken")
+    return reads(self, *args)
+def spy_rest(*args):
+    events.append("walked again")
+    return rest(*args)
+scout.Scout.__init__, scout.Scout.reads, scout._walk_rest = spy_init, spy_reads, spy_rest
+atexit.register(lambda path=sys.argv[1]: open(path, "w").write(" ".join(events)))
+from dra_migrate.entry import main
+sys.argv = ["dra-migrate", *sys.argv[2:]]
+main()
+"""
+
+
 def test_the_cli_scouts_a_directory_and_gives_the_serial_outcome(tmp_path: Path) -> None:
     """The command line starts the scout (two CPUs or more) and the parallel run gives --jobs 1's files and
     messages. Enough files that the run goes parallel on its own (parallel.LARGE_WALK)."""
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: no scout, no workers")  # pragma: no cover
     outs = []
-    for name, extra in (("serial", ["--jobs", "1"]), ("auto", [])):
+    for name, extra, scouted in (("serial", ["--jobs", "1"], ""), ("auto", [], "scout taken")):
         tree = tmp_path / name / "repo"
         make_tree(tree, files=1100)
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        env.pop("DRA_MIGRATE_CONFIG", None)
-        p = subprocess.run([sys.executable, "-m", "dra_migrate", "migrate", str(tree), *extra],
+        events = tmp_path / f"{name}.events"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DRA_MIGRATE")}
+        env["PYTHONPATH"] = str(ROOT)
+        p = subprocess.run([sys.executable, "-c", CLI, str(events), "migrate", str(tree), *extra],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
         assert p.returncode in (1, 2), p.stderr[-2000:]
+        assert events.read_text() == scouted
         outs.append((p.returncode, p.stderr.replace(str(tree), "REPO"), snapshot(tree)))
     assert outs[0] == outs[1]
