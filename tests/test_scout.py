@@ -218,3 +218,31 @@ def test_the_cli_scouts_a_directory_and_gives_the_serial_outcome(tmp_path: Path)
         assert events.read_text() == scouted
         outs.append((p.returncode, p.stderr.replace(str(tree), "REPO"), snapshot(tree)))
     assert outs[0] == outs[1]
+
+
+def test_a_run_that_stops_early_stops_and_reaps_its_scout(
+    tmp_path: Path, cpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted run (it stops between files) kills the scout it took and reaps it."""
+    import dra_migrate.run as run_module
+    from dra_migrate import parallel
+
+    make_tree(tmp_path, files=300)
+    calls = [0]
+
+    def interrupted_at_the_50th_file(*_args: Any) -> bool:
+        calls[0] += 1
+        return calls[0] > 50
+
+    monkeypatch.setattr(run_module, "_interrupted", interrupted_at_the_50th_file)
+    monkeypatch.setattr(scout, "_FRAME_FILES", 5)
+    monkeypatch.setattr(parallel, "LARGE_WALK", 10)  # the run reads 10 files ahead, not the whole walk
+    cfg = RunConfig([str(tmp_path)], mode="check", options=Options(), jobs=2)
+    scout.start(cfg.paths, cfg.excludes, cfg.gitignore, cfg.max_file_size)
+    started = scout._pending
+    assert started is not None
+    result = run_migration(cfg)
+    assert result.scanned == 50
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started.pid, os.WNOHANG)
+    assert not started._ended  # the run stopped before the scout's last frame
