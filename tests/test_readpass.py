@@ -42,3 +42,11 @@ def test_a_file_longer_than_its_reported_size_is_read_to_the_end() -> None:
     # /proc files report size 0 yet hold text: the read must not stop at the size fstat gave
     kind, raw = read_file("/proc/version", "version", 1 << 20)
     assert kind == "plain" and raw == Path("/proc/version").read_bytes() and raw
+
+
+def test_the_sharing_prefilter_names_the_config_label() -> None:
+    """dra_migrate.prefilters imports nothing, so it spells the device plugin's config label itself."""
+    from dra_migrate.prefilters import SHARING
+    from dra_migrate.sharing.model import CONFIG_LABEL
+
+    assert CONFIG_LABEL.encode() in SHARING
