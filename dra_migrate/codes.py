@@ -41,7 +41,8 @@ _ALL: list[Code] = [
     Code("DRA105", E, "file-too-large", "The file is larger than the size limit.",
          "Very large files are skipped to bound memory and time. Raise the limit with --max-file-size."),
     Code("DRA106", E, "unreadable-file", "The file could not be read.",
-         "The operating system refused to read the file (permissions, a broken link, a directory loop)."),
+         "The operating system refused to read the file (permissions, a broken link, a directory loop), or "
+         "the path is not a regular file (a named pipe, socket or device: skipped, as reading a pipe would block)."),
     Code("DRA107", E, "alias-limit", "The document expands too many YAML aliases.",
          "Alias expansion is bounded so that an 'alias bomb' cannot exhaust memory. The file is left untouched."),
     Code("DRA108", W, "unknown-kind", "A document without apiVersion/kind holds GPU resource keys.",

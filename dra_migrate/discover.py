@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from dra_migrate.integrations.ignore import GitIgnore
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+# A named pipe would block whoever reads it for good; sockets and devices are no manifests either.
+_NOT_REGULAR = "not a regular file (a named pipe, socket or device); skipped"
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__", ".terraform"}
 
 
@@ -68,8 +70,10 @@ def discover(
                 yield Found(target, str(p), p.parent)
             else:
                 _note(diagnostics, "DRA110", f"symbolic link to {target} leaves its directory; not followed", p)
-        elif p.exists():
+        elif p.is_file():
             yield Found(p, str(p), p.parent)
+        elif p.exists():
+            _note(diagnostics, "DRA106", _NOT_REGULAR, p)
         elif diagnostics is not None:
             diagnostics.append(make("DRA106", "no such file or directory", Location(arg)))
 
@@ -121,6 +125,9 @@ def _walk(
                 # process the file twice or replace the link by a copy
                 _note(diagnostics, "DRA115", f"symbolic link to {target}: the target is migrated under its own "
                       "path, the link is kept", Path(fp))
+            continue
+        if not entry.is_file(follow_symlinks=False):
+            _note(diagnostics, "DRA106", _NOT_REGULAR, Path(fp))
             continue
         yield Found(fp, fp, arg)
     for name, is_link in sorted(dirs):

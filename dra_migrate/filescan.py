@@ -8,7 +8,9 @@ diagnostic, no result object): dra_migrate.readpass turns it into what the run a
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 import re2
 
@@ -41,10 +43,14 @@ def scan(path: str, max_bytes: int) -> Scan:
 
 def read_bytes(path: str, max_bytes: int) -> tuple[bytes, int]:
     """The file's bytes (its first 64 KiB when over max_bytes) and its size, with as few system calls and
-    objects as the kernel allows."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    objects as the kernel allows. Anything but a regular file is an error: a named pipe would block the run
+    for good (opened without waiting for a writer, so the open itself returns)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        size = st.st_size
         if size > max_bytes:
             return os.read(fd, 1 << 16), size
         raw = os.read(fd, size + 1)

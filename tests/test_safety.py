@@ -160,6 +160,31 @@ def test_symlink_out_of_tree_is_not_followed(tmp_path: Path) -> None:
         assert (tree / "link.yaml").is_symlink()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_reported_not_read(tmp_path: Path) -> None:
+    """Reading a named pipe would wait for a writer for good: walked or named, and whichever pre-pass reads
+    the tree (the DeviceClass scan of the extended-resource strategy included), it is reported and skipped."""
+    target = _pod(tmp_path, "real")
+    os.mkfifo(tmp_path / "pipe.yaml")
+    script = textwrap.dedent(f"""
+        from dra_migrate.lower.context import Options
+        from dra_migrate.run import RunConfig, run_migration
+        for args, strategy in (([{str(tmp_path)!r}], "rewrite"), ([{str(tmp_path / "pipe.yaml")!r}], "rewrite"),
+                               ([{str(tmp_path)!r}], "extended-resource")):
+            result = run_migration(RunConfig(args, mode="check", options=Options(strategy=strategy)))
+            print(strategy, result.scanned, [(d.location.file, d.message) for d in result.diagnostics
+                                             if d.code == "DRA106"])
+    """)
+    # in a child with a deadline: the failure this guards against is a hang
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    pipe = str(tmp_path / "pipe.yaml")
+    expected = repr([(pipe, "not a regular file (a named pipe, socket or device); skipped")])
+    assert p.stdout.splitlines()[:2] == [f"rewrite 1 {expected}", f"rewrite 0 {expected}"]
+    assert p.stdout.splitlines()[2].startswith("extended-resource")
+    assert "kind: ResourceClaimTemplate" not in target.read_text()  # check mode: nothing written
+
+
 def test_symlink_inside_tree_is_kept_and_target_migrated_once(tmp_path: Path) -> None:
     target = _pod(tmp_path, "real")
     (tmp_path / "alias.yaml").symlink_to("real.yaml")
