@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from dra_migrate.features import SUPPORTED_VERSIONS as SUPPORTED_TARGETS
 from dra_migrate.features import Target
+from dra_migrate.filescan import DEFAULT_MAX_BYTES
 from dra_migrate.lower.context import Options
 from dra_migrate.run import RunConfig, run_migration
 
@@ -45,7 +46,7 @@ class MigrateArgs:
     no_progress: bool = False
     exclude: list[str] = dataclasses.field(default_factory=list)
     rules: list[Path] = dataclasses.field(default_factory=list)
-    max_file_size: int = 8 * 1024 * 1024
+    max_file_size: int = DEFAULT_MAX_BYTES
     feature_gates: str = ""
     no_validate: bool = False
     move_cloud_labels: bool = False

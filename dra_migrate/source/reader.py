@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dra_migrate.filescan import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
 from dra_migrate.source.compose import ComposeError, compose_documents
 from dra_migrate.source.nodes import Document, Mapping, Node, Scalar, Sequence
 
