@@ -1,6 +1,6 @@
 """Benchmark runner for dra-migrate: tool vs baselines, interleaved; medians and ratios against the targets.
 
-    python benchmarks/run.py [--sizes 1000,10000] [--repeat 3] [--tool "python -m dra_migrate"]
+    python benchmarks/run.py [--sizes 1000,10000] [--repeat 3] [--tool "python -m dra_migrate"] [--ablate]
 
 Repositories are generated into benchmarks/out/ (gitignored) on first use. Every measurement is a child
 process timed from spawn to exit (interpreter start-up included, as a user sees it); peak RSS comes from
@@ -289,6 +289,43 @@ def prefilter_hits(repo: Repo) -> list[str]:
     return hits
 
 
+# The command lines users type, timed like the bare one (in place on a fresh copy unless --check): key, row
+# name, extra arguments ("{tmp}" is a directory outside the copy, removed after the run).
+COMMAND_LINES: tuple[tuple[str, str, list[str]], ...] = (
+    ("tool_tv", "tool: same with --target-version 1.35", ["--target-version", "1.35"]),
+    ("tool_check_json", "tool: --check --format json", ["--check", "--format", "json"]),
+    ("tool_report", "tool: same as the first with --report json=FILE", ["--report", "json={tmp}/report.json"]),
+)
+
+
+def run_tool(repo: Repo, tool: Tool, row: Row, extra: list[str], *, sample_tree: bool = False,
+             env: dict[str, str] | None = None) -> None:
+    """One timed run of `migrate COPY *extra` recorded in `row`. In place, as a batch rewrite of a repository
+    runs: on a fresh copy made before the clock starts."""
+    if row.error:
+        return
+    tmp_root = OUT / "tmp"
+    tmp_root.mkdir(exist_ok=True)
+    dest = Path(tempfile.mkdtemp(dir=tmp_root)) / "repo"
+    try:
+        shutil.copytree(repo.path, dest, symlinks=True)
+        # Flush the copy before the clock starts: its writeback would otherwise run during the tool's run
+        # and slow every file the tool creates (the kernel holds directory blocks under writeback), a cost
+        # of this setup, not of the tool.
+        os.sync()
+        args = [a.replace("{tmp}", str(dest.parent)) for a in extra]
+        sample = measure([*tool.cmd, "migrate", str(dest), *args], {**tool.env, **(env or {})}, sample_tree,
+                         cwd=tool.cwd)
+        row.record(sample)
+        scanned = scanned_count(sample.stderr_tail)
+        manifests = sum(1 for e in repo.index["files"] if e["path"].endswith((".yaml", ".yml", ".json")))
+        if scanned is not None and scanned != manifests and not row.error:
+            # a run that skipped files (e.g. an ignore rule) would look fast and measure nothing
+            row.error = f"the tool scanned {scanned} of the {manifests} manifest files"
+    finally:
+        shutil.rmtree(dest.parent, ignore_errors=True)
+
+
 def bench_size(repo: Repo, tool: Tool, repeat: int, ruamel_repo: Repo) -> dict[str, Row]:
     py = sys.executable
     hits = _write_list(prefilter_hits(repo), f"hits-{repo.size}.txt")
@@ -299,6 +336,7 @@ def bench_size(repo: Repo, tool: Tool, repeat: int, ruamel_repo: Repo) -> dict[s
         "compose": Row("PyYAML CSafeLoader compose of prefilter hits", "baseline"),
         "tool_j1": Row("tool: same with --jobs 1", "tool"),
         "ruamel": Row("ruamel.yaml rt load+dump of GPU files", "baseline"),
+        **{key: Row(name, "tool") for key, name, _extra in COMMAND_LINES},
         "tool_mem": Row("tool: same as the first, tree memory sampled", "tool",
                         note="memory only: its time is not used"),
     }
@@ -309,7 +347,9 @@ def bench_size(repo: Repo, tool: Tool, repeat: int, ruamel_repo: Repo) -> dict[s
             "ruamel"
         ].note = f"measured on the {ruamel_repo.size}-file repo, scaled x{ratio:.2f} by GPU file count"
     if tool.error:
-        rows["tool"].error = rows["tool_j1"].error = rows["tool_mem"].error = tool.error
+        for row in rows.values():
+            if row.kind == "tool":
+                row.error = tool.error
     elif not tool.has_jobs:
         rows["tool_j1"].error = "skipped: the tool has no --jobs option"
     cmds: dict[str, list[str]] = {
@@ -317,42 +357,57 @@ def bench_size(repo: Repo, tool: Tool, repeat: int, ruamel_repo: Repo) -> dict[s
         "compose": [py, str(BASELINES), "compose", str(hits)],
         "ruamel": [py, str(BASELINES), "roundtrip", str(gpu)],
     }
-    tmp_root = OUT / "tmp"
-    tmp_root.mkdir(exist_ok=True)
-
-    manifests = sum(1 for e in repo.index["files"] if e["path"].endswith((".yaml", ".yml", ".json")))
-
-    def run_tool(key: str, extra: list[str], sample_tree: bool = False) -> None:
-        # In place, as a batch rewrite of a repository runs: on a fresh copy made before the clock starts.
-        row = rows[key]
-        if row.error:
-            return
-        dest = Path(tempfile.mkdtemp(dir=tmp_root)) / "repo"
-        try:
-            shutil.copytree(repo.path, dest, symlinks=True)
-            # Flush the copy before the clock starts: its writeback would otherwise run during the tool's run
-            # and slow every file the tool creates (the kernel holds directory blocks under writeback), a cost
-            # of this setup, not of the tool.
-            os.sync()
-            sample = measure([*tool.cmd, "migrate", str(dest), *extra], tool.env, sample_tree, cwd=tool.cwd)
-            row.record(sample)
-            scanned = scanned_count(sample.stderr_tail)
-            if scanned is not None and scanned != manifests and not row.error:
-                # a run that skipped files (e.g. an ignore rule) would look fast and measure nothing
-                row.error = f"the tool scanned {scanned} of the {manifests} manifest files"
-        finally:
-            shutil.rmtree(dest.parent, ignore_errors=True)
 
     measure(cmds["prefilter"], sample_tree=False)  # warm the page cache; not recorded
     for i in range(repeat):
         print(f"  size {repo.size}: repetition {i + 1}/{repeat}", flush=True)
         rows["prefilter"].record(measure(cmds["prefilter"]))
-        run_tool("tool", [])
+        run_tool(repo, tool, rows["tool"], [])
         rows["compose"].record(measure(cmds["compose"]))
-        run_tool("tool_j1", ["--jobs", "1"])
+        run_tool(repo, tool, rows["tool_j1"], ["--jobs", "1"])
         rows["ruamel"].record(measure(cmds["ruamel"]))
-    run_tool("tool_mem", [], sample_tree=True)
+        for key, _name, extra in COMMAND_LINES:
+            run_tool(repo, tool, rows[key], extra)
+    run_tool(repo, tool, rows["tool_mem"], [], sample_tree=True)
     return rows
+
+
+# --ablate: the default command line with one speed mechanism off at a time (dra_migrate.perf.switches), and
+# with all of them off (the serial executor): key, row name, environment.
+ABLATIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("default", "tool: migrate REPO (every mechanism on)", {}),
+    *((f"off_{m}", f"  without {m}", {"DRA_MIGRATE_PERF_OFF": m})
+      for m in ("workers", "early", "scout", "gcpause", "background", "caches")),
+    ("serial", "  without any (DRA_MIGRATE_EXECUTOR=serial)", {"DRA_MIGRATE_EXECUTOR": "serial"}),
+)
+
+
+def bench_ablation(repo: Repo, tool: Tool, repeat: int) -> dict[str, Row]:
+    """Each row once per repetition, interleaved (drift hits them alike); the gain of a mechanism is its
+    row's median minus the default's."""
+    rows = {key: Row(name, "tool") for key, name, _env in ABLATIONS}
+    if tool.error:
+        for row in rows.values():
+            row.error = tool.error
+    clean = {k: v for k, v in tool.env.items() if k not in ("DRA_MIGRATE_PERF_OFF", "DRA_MIGRATE_EXECUTOR")}
+    plain = Tool(tool.cmd, clean, tool.cwd, tool.error, tool.has_jobs)
+    run_tool(repo, plain, Row("warm-up", "tool"), [])  # bytecode, page cache: not recorded
+    for i in range(repeat):
+        print(f"  size {repo.size}: ablation repetition {i + 1}/{repeat}", flush=True)
+        for key, _name, env in ABLATIONS:
+            run_tool(repo, plain, rows[key], [], env=env)
+    return rows
+
+
+def print_ablation(per_size: dict[int, dict[str, Row]]) -> None:
+    print()
+    print(f"{'size':>7}  {'measurement':<48} {'median s':>9} {'gain s':>8}  note")
+    for size, rows in per_size.items():
+        base = rows["default"].median()
+        for key, row in rows.items():
+            med = row.median()
+            gain = med - base if key != "default" and med is not None and base is not None else None
+            print(f"{size:>7}  {row.name:<48} {_fmt(med, '9.3f')} {_fmt(gain, '+8.3f')}  {row.error or row.note}")
 
 
 def scanned_count(stderr: str) -> int | None:
@@ -361,15 +416,23 @@ def scanned_count(stderr: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+HOOK_OPTIONS = ["--target-version", "1.33", "--strict", "--ignore", "DRA705"]
+
+
 def bench_precommit(repo: Repo, tool: Tool, repeat: int) -> dict[str, Row]:
     rows = {
         "import_yaml": Row('python -c "import yaml"', "baseline"),
         "tool_nongpu": Row("tool: migrate --check <non-GPU file>", "tool"),
+        # a hook configured with `args: [--target-version, "1.33"]` (options that cannot change what matches)
+        "tool_nongpu_options": Row("tool: migrate --check " + " ".join(HOOK_OPTIONS) + " <non-GPU file>", "tool"),
         "tool_gpu": Row("tool: migrate --check <GPU file>", "tool"),
     }
-    files = {"tool_nongpu": repo.first(gpu=False), "tool_gpu": repo.first(gpu=True)}
+    files = {"tool_nongpu": repo.first(gpu=False), "tool_nongpu_options": repo.first(gpu=False),
+             "tool_gpu": repo.first(gpu=True)}
+    options = {"tool_nongpu_options": HOOK_OPTIONS}
     if tool.error:
-        rows["tool_nongpu"].error = rows["tool_gpu"].error = tool.error
+        for key in files:
+            rows[key].error = tool.error
     else:  # one untimed run so bytecode compilation is not measured
         measure(
             [*tool.cmd, "migrate", "--check", files["tool_gpu"]], tool.env, sample_tree=False, cwd=tool.cwd
@@ -378,9 +441,8 @@ def bench_precommit(repo: Repo, tool: Tool, repeat: int) -> dict[str, Row]:
         rows["import_yaml"].record(measure([sys.executable, "-c", "import yaml"], sample_tree=False))
         for key, f in files.items():
             if not rows[key].error:
-                rows[key].record(
-                    measure([*tool.cmd, "migrate", "--check", f], tool.env, sample_tree=False, cwd=tool.cwd)
-                )
+                command = [*tool.cmd, "migrate", "--check", *options.get(key, []), f]
+                rows[key].record(measure(command, tool.env, sample_tree=False, cwd=tool.cwd))
     for key, f in files.items():
         rows[key].note = str(Path(f).relative_to(repo.path))
     return rows
@@ -449,6 +511,9 @@ def checks(per_size: dict[int, dict[str, Row]], pre: dict[str, Row]) -> list[Che
         out.append(Check("100k time / 10k time", None, "<= 11", None, "needs --sizes with 10000 and 100000"))
     base = pre["import_yaml"].median()
     out.append(_check("pre-commit non-GPU / import yaml", _ratio(pre["tool_nongpu"].median(), base), "<=", 2))
+    if "tool_nongpu_options" in pre:
+        out.append(_check("pre-commit non-GPU, hook options / import yaml",
+                          _ratio(pre["tool_nongpu_options"].median(), base), "<=", 2))
     out.append(_check("pre-commit GPU / import yaml", _ratio(pre["tool_gpu"].median(), base), "<=", 8))
     return out
 
@@ -503,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
         help="above this size the ruamel round-trip is measured on the cap-size repo and scaled",
     )
     ap.add_argument("--json", type=Path, default=OUT / "results.json")
+    ap.add_argument("--ablate", action="store_true",
+                    help="only time the default command line with each speed mechanism off in turn")
     a = ap.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in a.sizes.split(",") if s.strip()]
     OUT.mkdir(parents=True, exist_ok=True)
@@ -514,6 +581,19 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     if load_before[0] > (os.cpu_count() or 1):
         print(f"warning: load average {load_before[0]:.1f} on {os.cpu_count()} CPUs: timings will be noisy")
+    if a.ablate:
+        ablation = {size: bench_ablation(repos[size], tool, a.repeat) for size in sizes}
+        print_ablation(ablation)
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps({
+            "recorded": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "load_average": {"before": load_before, "after": os.getloadavg()},
+            "params": {"sizes": sizes, "repeat": a.repeat, "tool": a.tool, "gpu_fraction": a.gpu_fraction,
+                       "seed": a.seed, "generator_version": GEN_VERSION},
+            "ablation": {s: {k: r.summary() for k, r in rows.items()} for s, rows in ablation.items()},
+        }, indent=1) + "\n")
+        print(f"\nJSON summary: {a.json}")
+        return 0
     per_size: dict[int, dict[str, Row]] = {}
     for size in sizes:
         rr = repos[size] if size <= a.ruamel_cap else ensure_repo(a.ruamel_cap, a.gpu_fraction, a.seed)

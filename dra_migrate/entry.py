@@ -1,101 +1,95 @@
-"""Console entry point with two short cuts for the pre-commit hooks' command line (`migrate [--check] FILE...`):
+"""Console entry point. `migrate` command lines (the pre-commit hooks', whatever their options) run without
+typer, in two steps:
 
-- files that cannot hold a GPU request are settled before the CLI framework or any parser is imported;
-- otherwise, when no configuration can change an option, the `migrate` command runs without typer (its
-  import, pydantic's and the option parsing cost about a third of a second), with the CLI's defaults.
-Any other command line goes to the full CLI."""
+- the options are parsed and resolved from the one declaration (dra_migrate.cli.options, .config: command
+  line > DRA_MIGRATE_* > config file > default) before any parser or the compiler is imported, and files that
+  cannot hold a GPU request are settled right there, unless an option changes what can match;
+- otherwise `migrate` runs directly (dra_migrate.cli.migrate_cmd.execute): typer's import, pydantic's and its
+  option parsing cost about a third of a second.
+Any other command line, --help, and anything malformed (click words the error) goes to the full CLI.
+
+The speed machinery of perf/ (the GC pause, the scout, the CEL caches) is engaged here when perf/ is there and
+DRA_MIGRATE_EXECUTOR is not `serial` (nor DRA_MIGRATE_PERF_OFF names the mechanism: perf.switches); without
+it the same commands run serially (run.executor)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from dra_migrate.prefilters import CLASS, MIGRATION, SHARING
+from dra_migrate.ruleset.prefilters import DEFAULT_KEEP
 
 TYPE_CHECKING = False  # this module imports nothing it can avoid, typing included
 if TYPE_CHECKING:
     from typing import NoReturn
 
-_FAST_FLAGS = {"--check", "--diff", "-q", "--quiet", "--no-progress"}
+    from dra_migrate.cli.config import Resolved
+
 # Anything the full run would look at twice: the migration prefilter, the sharing pre-pass and the DeviceClass
-# pre-pass (dra_migrate.prefilters, a module that imports nothing).
-_PREFILTER = (*(p.encode() for p in MIGRATION), CLASS, *SHARING)
-_CONFIG_NAMES = (".dra-migrate.yaml", ".dra-migrate.yml")
+# pre-pass (dra_migrate.ruleset.prefilters: the bundled rules' strings, generated; --rules never comes here).
+_PREFILTER = DEFAULT_KEEP
 
 
-def _config_start(paths: list[str]) -> str:
-    """Where the CLI starts looking for a config file (dra_migrate.cli.config.first_path): the first
-    existing path named, else the working directory."""
-    return next((p for p in paths if os.path.exists(p)), os.getcwd())
+def _perf_wanted(mechanism: str) -> bool:
+    """perf/'s `mechanism` is there and may be used: DRA_MIGRATE_EXECUTOR=serial (run.executor.EXECUTOR_ENV)
+    says none may, DRA_MIGRATE_PERF_OFF names those that may not (dra_migrate.perf.switches)."""
+    if os.environ.get("DRA_MIGRATE_EXECUTOR", "").strip().lower() == "serial":
+        return False  # (before any import: a forced serial run loads nothing of perf/)
+    try:
+        from dra_migrate.perf import switches  # lazy: start-up (only once a run is to start)
+    except ImportError:  # perf/ removed: a serial tool
+        return False
+    return not switches.off(mechanism)
 
 
-def _configured(start: str) -> bool:
-    """A config file or DRA_MIGRATE_* variable could change options: leave those runs to the full CLI."""
-    if any(k.startswith("DRA_MIGRATE_") for k in os.environ):
-        return True
-    d = os.path.realpath(start)
-    if not os.path.isdir(d):
-        d = os.path.dirname(d)
-    while True:
-        if any(os.path.isfile(os.path.join(d, n)) for n in _CONFIG_NAMES):
-            return True
-        pp = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(pp):
-            try:
-                with open(pp, "rb") as f:
-                    if b"[tool.dra-migrate" in f.read():  # the config table, not a mere mention
-                        return True
-            except OSError:
-                return True
-        if os.path.exists(os.path.join(d, ".git")):
-            return False
-        parent = os.path.dirname(d)
-        if parent == d:
-            return False
-        d = parent
+def _install_caches() -> None:
+    """perf/'s CEL parser cache and selector-verdict memo for this command, before the compiler is imported."""
+    if not _perf_wanted("caches"):
+        return
+    from dra_migrate.perf import caches  # lazy: start-up (the fast path needs no cache)
+
+    caches.install()
 
 
-def _hook_command(argv: list[str]) -> tuple[list[str], list[str]] | None:
-    """(paths, flags) when argv is `migrate` with only the flags in _FAST_FLAGS (and a worker count, returned
-    as `--jobs=N`), at least one path, no stdin and no configuration that could change an option; else None."""
-    if len(argv) < 2 or argv[0] != "migrate":
+def _error(message: str) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+    return 2
+
+
+def _resolved(argv: list[str]) -> Resolved | int | None:
+    """The settings of a `migrate` command line (an int: the exit code of an unusable setting), or None when
+    the full CLI is to parse it."""
+    if len(argv) < 2 or argv[0] != "migrate" or os.name == "nt":  # (on Windows click expands wildcards)
         return None
-    rest = list(argv[1:])
-    jobs: list[str] = []
-    for i, a in enumerate(rest):  # --jobs N / -j N / --jobs=N: a worker count is no reason for the framework
-        if a.startswith("--jobs="):
-            jobs = [a, a.split("=", 1)[1]]
-        elif a in ("--jobs", "-j") and i + 1 < len(rest):
-            jobs = [a, rest[i + 1]]
-        else:
-            continue
-        if not jobs[1].isdigit() or int(jobs[1]) < 1 or rest.count(a) > 1:
-            return None  # the CLI says what is wrong with it
-        del rest[i : i + (1 if a.startswith("--jobs=") else 2)]
-        break
-    paths = [a for a in rest if not a.startswith("-")]
-    flags = [a for a in rest if a.startswith("-")]
-    if not paths or any(f not in _FAST_FLAGS for f in flags) or "-" in paths:
+    if any(k.startswith("_DRA_MIGRATE_COMPLETE") for k in os.environ):
         return None
-    if _configured(_config_start(paths)):
+    # lazy: start-up (not even the option table for a command line the full CLI takes)
+    from dra_migrate.cli.config import ConfigError, resolve
+    from dra_migrate.cli.options import Unparsed, parse_argv
+
+    try:
+        paths, given = parse_argv("migrate", argv[1:])
+    except Unparsed:
         return None
-    return paths, flags + (["--jobs=" + jobs[1]] if jobs else [])
+    if not paths:
+        return None  # click says what is missing
+    try:
+        return resolve("migrate", paths, given, os.environ)
+    except ConfigError as exc:
+        return _error(str(exc))
 
 
-def _fast_path(argv: list[str]) -> int | None:
+def _fast_path(r: Resolved) -> int | None:
     """The exit code when every file is settled without the compiler, else None."""
-    if len(argv) < 2 or argv[0] != "migrate":
+    from dra_migrate.cli.options import FAST_DEFAULT  # lazy: start-up (this module imports nothing it can avoid)
+
+    if "-" in r.paths or any(o.fast == FAST_DEFAULT for o in r.non_default()):
         return None
-    paths = [a for a in argv[1:] if not a.startswith("-")]
-    flags = [a for a in argv[1:] if a.startswith("-")]
-    if not paths or any(f not in _FAST_FLAGS for f in flags) or "-" in paths:
-        return None
-    quiet = "-q" in flags or "--quiet" in flags
-    if not quiet and "--no-progress" not in flags and sys.stderr.isatty():
+    v = r.values
+    if not v["quiet"] and not v["no-progress"] and sys.stderr.isatty():
         return None  # the full CLI prints a summary table on a terminal
-    if _hook_command(argv) is None:
-        return None
-    for p in paths:
+    for p in r.paths:
         if not p.endswith((".yaml", ".yml", ".json")) or not os.path.isfile(p) or os.path.islink(p):
             return None
         try:
@@ -105,46 +99,53 @@ def _fast_path(argv: list[str]) -> int | None:
             return None
         if any(s in raw for s in _PREFILTER):
             return None
-    if not quiet:
-        verb = "would change" if "--check" in flags or "--diff" in flags else "changed"
-        sys.stderr.write(f"{len(paths)} file(s) scanned, 0 with GPU keys, 0 {verb}, 0 new file(s), "
+    if not v["quiet"]:
+        verb = "would change" if v["check"] or v["diff"] else "changed"
+        sys.stderr.write(f"{len(r.paths)} file(s) scanned, 0 with GPU keys, 0 {verb}, 0 new file(s), "
                          "0 left untouched because of errors\n")
     return 0
 
 
-def _without_typer(argv: list[str]) -> int | None:
-    """The exit code of `migrate` run directly (dra_migrate.cli.migrate_cmd.execute), or None for the CLI.
+def _scout_wanted(r: Resolved) -> bool:
+    """Whether the run will take a scout (run.driver._scout_for says the same from the run's side). Every
+    option that decides what the walk sees goes to the scout (paths, --exclude, --no-gitignore,
+    --max-file-size, --output-dir: every file's bytes); those that only change what the run makes of the
+    files (--target-version, --format, --report, --feature-gates, ...) do not concern it. Not scouted: a
+    --rules pack (it adds prefilter strings the scout does not scan for), the bridge strategy (it walks on its
+    own), --jobs 1 and a progress bar (it wants the total first)."""
+    v = r.values
+    return (v["jobs"] != 1 and not v["rules"] and v["strategy"] != "extended-resource"
+            and (v["no-progress"] or not sys.stderr.isatty()) and _perf_wanted("scout"))
 
-    What typer adds around the command is kept: Ctrl-C exits 130 and a closed output pipe exits 1 quietly.
-    Not on Windows, where click expands wildcards in the arguments."""
-    if os.name == "nt" or any(k.startswith("_DRA_MIGRATE_COMPLETE") for k in os.environ):
-        return None
-    hook = _hook_command(argv)
-    if hook is None:
-        return None
-    paths, flags = hook
-    jobs = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--jobs=")), None)
-    if jobs != 1 and ("--no-progress" in flags or not sys.stderr.isatty()):  # (a progress bar wants the total)
+
+def _start_scout(r: Resolved) -> None:
+    v = r.values
+    from dra_migrate.perf import scout  # lazy: start-up (only a run that walks wants it)
+
+    scout.start(r.paths, v["exclude"], not v["no-gitignore"], v["max-file-size"], v["output-dir"] is not None)
+
+
+def _without_typer(r: Resolved) -> int:
+    """The exit code of `migrate` run directly (dra_migrate.cli.migrate_cmd.execute).
+
+    What typer adds around the command is kept: Ctrl-C exits 130 and a closed output pipe exits 1 quietly."""
+    if _scout_wanted(r):
         # The walk and read of a directory start now, in a second process, while the compiler is imported.
-        from dra_migrate import scout
-        from dra_migrate.filescan import DEFAULT_MAX_BYTES
+        _start_scout(r)
+    _install_caches()
+    # lazy: start-up (the compiler, imported once the fast path gave up and the scout is forked)
+    from dra_migrate.cli.config import ConfigError
+    from dra_migrate.cli.migrate_cmd import execute
+    from dra_migrate.cli.settings import settle
 
-        scout.start(paths, (), True, DEFAULT_MAX_BYTES)
-    from dra_migrate.cli.migrate_cmd import MigrateArgs, execute
-
-    args = MigrateArgs(
-        paths=paths,
-        check="--check" in flags,
-        diff="--diff" in flags,
-        quiet="-q" in flags or "--quiet" in flags,
-        no_progress="--no-progress" in flags,
-        jobs=jobs,
-    )
     try:
-        return execute(args)
+        return execute(settle(r))
+    except ConfigError as exc:
+        return _error(str(exc))
     except KeyboardInterrupt:
         return 130
     except OSError as exc:
+        # lazy: start-up (only a closed output pipe needs them)
         import contextlib
         import errno
 
@@ -157,19 +158,32 @@ def _without_typer(argv: list[str]) -> int | None:
         return 1
 
 
-def main() -> None:
-    from dra_migrate import gcpause
+def _pause_collector() -> bool:
+    """Pause the garbage collector until the run's first translation (dra_migrate.perf.gcpause), if perf/ is
+    there and wanted; True when it did."""
+    if not _perf_wanted("gcpause"):
+        return False
+    from dra_migrate.perf import gcpause  # lazy: start-up (this module imports nothing it can avoid)
 
-    gcpause.pause()  # until the run's first translation: see dra_migrate.gcpause
+    gcpause.pause()
+    return True
+
+
+def main() -> None:
+    paused = _pause_collector()
     try:
-        argv = sys.argv[1:]
-        code = _fast_path(argv)
-        if code is None:
-            code = _without_typer(argv)
-        if code is not None:
-            sys.exit(code)
-        gcpause.resume()  # the other commands (simulate, cel...) run with the collector as usual
-        from dra_migrate.cli.app import run
+        resolved = _resolved(sys.argv[1:])
+        if isinstance(resolved, int):
+            sys.exit(resolved)
+        if resolved is not None:
+            code = _fast_path(resolved)
+            sys.exit(code if code is not None else _without_typer(resolved))
+        if paused:
+            from dra_migrate.perf import gcpause  # lazy: start-up (imported by _pause_collector already)
+
+            gcpause.resume()  # the other commands (simulate, cel...) run with the collector as usual
+        _install_caches()
+        from dra_migrate.cli.app import run  # lazy: start-up (typer, for the commands the fast path leaves)
 
         run()
     except SystemExit as exc:
@@ -186,6 +200,7 @@ def exit_now(status: object) -> NoReturn:
     else:
         print(status, file=sys.stderr)
         code = 1
+    # lazy: start-up (this module imports nothing it can avoid)
     import atexit
     import threading
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from dra_migrate.diagnostics import Diagnostic
+from dra_migrate.diagnostics.model import Diagnostic
 
 DocPath = tuple[str | int, ...]
 
@@ -62,6 +62,34 @@ class PodClaim:
     claim: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class ImpliedSharing:
+    """The node selection picks nodes where the device plugin shared `resource` (time-slicing or MPS)."""
+
+    resource: str  # nvidia.com/gpu, or nvidia.com/mig-<profile> for a mixed-strategy label
+    strategy: str  # time-slicing | mps | shared (GFD's -SHARED suffix or a replicas count: either of the two)
+    replicas: int | None  # clients per device, when a label says
+    evidence: tuple[str, ...]  # e.g. "nodeSelector nvidia.com/gpu.replicas=4"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeImplication:
+    """What the pod's node selection says about how the device plugin served GPUs on the nodes it selects
+    (rules/labels.yaml `implications`, read by dra_migrate.frontend.implies)."""
+
+    sharing: tuple[ImpliedSharing, ...] = ()  # some alternative of the node selection lands on shared GPUs
+    mig_strategy: str | None = None  # single | mixed when every alternative of the node selection pins it
+    # "every" | "some" alternative(s) of the node selection require a label only single-strategy MIG slices
+    # carry (nvidia.com/gpu.multiprocessors, gpu.slices.*, gpu.engines.*): there nvidia.com/gpu is a MIG slice
+    mig_slice: str = ""
+    provider: tuple[str, ...] = ()  # evidence of a cloud provider's own MIG/sharing node pool (e.g. GKE)
+    provider_name: str = ""  # that provider (gke)
+    provider_feature: str = ""  # what its node pool does: "MIG partition", "GPU sharing", or both
+
+    def sharing_of(self, resource: str) -> ImpliedSharing | None:
+        return next((s for s in self.sharing if s.resource == resource), None)
+
+
 @dataclass(slots=True)
 class PodTemplate:
     path: DocPath  # path of the PodSpec
@@ -75,6 +103,13 @@ class PodTemplate:
     annotations: dict[str, str] = field(default_factory=dict)  # the pod template's metadata.annotations
     node_selector_line: int = 0  # line of the `nodeSelector` key (0: absent)
     affinity_line: int = 0  # line of the `affinity` key (0: absent)
+    implied: NodeImplication = field(default_factory=NodeImplication)  # what the node selection implies
+    topology_spread: list[dict[str, Any]] = field(default_factory=list)  # spec.topologySpreadConstraints
+    topology_spread_line: int = 0  # line of the `topologySpreadConstraints` key (0: absent)
+    node_name: str | None = None  # spec.nodeName when preset (the pod bypasses the scheduler)
+    node_name_line: int = 0
+    scheduler_name: str | None = None  # spec.schedulerName when set to a non-empty string
+    scheduler_name_line: int = 0
 
     @property
     def gpu_containers(self) -> list[Container]:
@@ -101,11 +136,29 @@ class Workload:
     claims_support: tuple[str, str] | None = None
     data: Any = None  # the object as plain data, for passes that look beyond the pod templates
     extra_ops: list[Any] = field(default_factory=list)  # object-level plan ops decided by the frontend
+    # An object embedded in another one (a Katib trialSpec, an AppWrapper component, an Argo manifest):
+    # the path of the outermost object in its document (() or ("items", i)), and the outer objects' refs.
+    outer_path: DocPath | None = None
+    via: str = ""  # "Experiment/ns/name > " for an embedded object
+    embedded_note: str = ""  # the kind rule's note on where the outer controller creates it
+    # (kind, apiVersion, minVersion, note) of each outer controller that creates this object
+    carriers: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # where the pods run when a namespaced claim template beside the object cannot reach them: a cluster-scoped
+    # kind's pods run in the namespace of each object that uses it (kind rule clusterScoped), "" otherwise
+    pods_run_in: str = ""
+    # an object inside a YAML string (frontend.embedded.StringHost): item_path and every path of the
+    # workload are then paths in that string's own document
+    host: Any = None
 
     @property
     def ref(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind}/{ns}{self.name}"
+        return f"{self.via}{self.kind}/{ns}{self.name}"
+
+    @property
+    def top_path(self) -> DocPath:
+        """Path of the document-level object this workload belongs to (the outer one when embedded)."""
+        return self.item_path if self.outer_path is None else self.outer_path
 
     @property
     def needs_gpus(self) -> bool:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dra_migrate.diagnostics import Diagnostic, Location, Severity, make
+from dra_migrate.check.lint import SeenObject, lint_view
+from dra_migrate.diagnostics.model import Diagnostic, Location, Severity, make
 from dra_migrate.emit import render
+from dra_migrate.emit.comments import Opaque, comments_in, has_comment
 from dra_migrate.emit.edits import OverlappingEdits, TextEdit, apply_edits
 from dra_migrate.emit.patch import (
     Patcher,
@@ -16,20 +20,26 @@ from dra_migrate.emit.patch import (
     line_end_after,
 )
 from dra_migrate.emit.style import Style, detect_style
-from dra_migrate.frontend.workloads import ParsedDocument, build
+from dra_migrate.frontend.embedded import StringEditError, string_edits
+from dra_migrate.frontend.parsed import ParsedDocument
+from dra_migrate.frontend.workloads import build
 from dra_migrate.ir import Workload
-from dra_migrate.kinds import KindRuleSet, load_kind_rules
-from dra_migrate.lint import SeenObject, lint_view
+from dra_migrate.lower.claimants import file_claimants, local_names
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.lower.names import TemplateNamer
+from dra_migrate.lower.names import FileNames, TemplateNamer
 from dra_migrate.lower.workload import lower_workload
 from dra_migrate.plan import Append, Op, apply_ops, walk
-from dra_migrate.prefilters import MIGRATION as MIGRATION_PREFILTER
+from dra_migrate.ruleset import prefilters
+from dra_migrate.ruleset.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.nodes import Document, key_line
-from dra_migrate.source.reader import BOM, SourceError, SourceFile, parse_source
+from dra_migrate.source.plain import to_plain
+from dra_migrate.source.reader import BOM, SourceError, SourceFile, compose_plain_documents, parse_source
 
-PREFILTER = MIGRATION_PREFILTER  # what may need migration: see dra_migrate.prefilters
+if TYPE_CHECKING:
+    from dra_migrate.frontend.embedded import StringHost
+
+PREFILTER = prefilters.DEFAULT  # what may need migration without --rules: see dra_migrate.ruleset.prefilters
 
 
 @dataclass(slots=True)
@@ -42,7 +52,7 @@ class FileResult:
     lowered: list[TemplateLowering] = field(default_factory=list)
     new_documents: list[dict[str, Any]] = field(default_factory=list)  # destined elsewhere (--claims-out / JSON)
     failed: bool = False  # an input or internal error: the file is left untouched
-    # Every object as it is after the run (for the cross-file scheduling lints, dra_migrate.lint).
+    # Every object as it is after the run (for the cross-file scheduling lints, dra_migrate.check.lint).
     objects: list[SeenObject] = field(default_factory=list)
     was_changed: bool | None = None  # set by release(), once the bytes are gone
     # (workloads migrated, GPUs they ask for, anything lowered) once drop_ir() let the IR go
@@ -83,9 +93,6 @@ class FileResult:
         self.original, self.output = b"", None
 
 
-_PREFILTER_BYTES = tuple(p.encode() for p in PREFILTER)
-
-
 def gpu_count(tl: TemplateLowering) -> int:
     """GPUs a lowered template asks for (the preferred alternative of a firstAvailable request)."""
     total = 0
@@ -98,7 +105,7 @@ def gpu_count(tl: TemplateLowering) -> int:
 
 
 def might_need_migration(raw: bytes) -> bool:
-    return any(p in raw for p in _PREFILTER_BYTES)
+    return any(p in raw for p in prefilters.MIGRATION_BYTES)  # this run's strings (--rules adds some)
 
 
 def reserve_existing_templates(docs: list[ParsedDocument], namer: TemplateNamer) -> None:
@@ -109,6 +116,18 @@ def reserve_existing_templates(docs: list[ParsedDocument], namer: TemplateNamer)
                 meta = obj.get("metadata") or {}
                 if isinstance(meta, dict) and meta.get("name"):
                     namer.reserve(meta.get("namespace"), str(meta["name"]))
+
+
+def template_names(path: str, documents: list[ParsedDocument], ctx: RunContext, rules: KindRuleSet) -> FileNames:
+    """The claim template names of a file's pod templates: the run's pre-pass gave them when other files of
+    its apply unit hold claimants too (integrations.unit_names); else they are resolved within the file."""
+    claimants, existing = file_claimants(documents, rules, os.path.basename(path))
+    if not claimants:
+        return {}
+    local = local_names(claimants, existing, path, merged=False)
+    spaces = {c.namespace for c in claimants} | {e.namespace for e in existing}
+    merged = local if len(spaces - {None}) <= 1 else local_names(claimants, existing, path, merged=True)
+    return ctx.namer.file_names(path, local, merged)
 
 
 def process_source(
@@ -147,6 +166,7 @@ def _migrate(
     fe = build(src, rules, ctx.options)
     result.diagnostics.extend(fe.diagnostics)
     reserve_existing_templates(fe.documents, ctx.namer)
+    names = template_names(src.path, fe.documents, ctx, rules)
     file_style = Style(newline=src.newline, json=src.is_json)
     edits: list[TextEdit] = []
     expected: list[Any] = []
@@ -154,32 +174,41 @@ def _migrate(
     for pd in fe.documents:
         doc_ops: list[Op] = []
         doc_new: list[dict[str, Any]] = []
+        hosted: dict[int, tuple[StringHost, list[Op]]] = {}  # ops inside manifest strings, per string
         for wl in pd.workloads:
             result.workloads.append(wl)
             result.diagnostics.extend(wl.diagnostics)
-            ops, docs, lowered = lower_workload(wl, ctx)
+            ops, docs, lowered = lower_workload(wl, ctx, names)
             result.lowered.extend(lowered)
             for tl in lowered:
                 result.diagnostics.extend(tl.diagnostics)
             if ops or docs:
-                problems = _prewrite_checks(src, pd, wl, ops, docs, ctx, rules)
+                problems = _prewrite_checks(src, wl.host.pd if wl.host else pd, wl, ops, docs, ctx, rules)
                 result.diagnostics.extend(problems)
                 if any(d.severity is Severity.ERROR for d in problems):
                     result.failed = True
                     return
-            if wl.item_path and docs:  # inside a kind: List the new objects become list items
+            if wl.host is not None and ops:
+                hosted.setdefault(id(wl.host), (wl.host, []))[1].extend(ops)
+                ops = []
+            if wl.top_path and docs:  # inside a kind: List the new objects become list items
                 ops.append(Append(("items",), tuple(docs)))
                 docs = []
             doc_ops.extend(ops)
             doc_new.extend(docs)
+        host_edits, value_ops = _hosted_edits(src, hosted.values(), file_style, result)
+        if result.failed:
+            return
         emitted = list(doc_new)
         if claims_elsewhere or src.is_json:
             result.new_documents.extend(doc_new)
             doc_new = []
-        expected.append(apply_ops(pd.data, doc_ops) if doc_ops else pd.data)
+        expected.append(apply_ops(pd.data, doc_ops + value_ops) if doc_ops or value_ops else pd.data)
         expected.extend(doc_new)
         _record_objects(src, pd, expected[-1 - len(doc_new)], emitted, result, rules)
+        edits.extend(host_edits)
         if not doc_ops and not doc_new:
+            any_change = any_change or bool(host_edits)
             continue
         any_change = True
         style = detect_style(pd.doc.root, src.newline, src.is_json, file_style, src.text)
@@ -215,12 +244,33 @@ def _migrate(
         result.failed = True
         return
     if self_check:
-        problem = check_output(src, text, expected, ctx, rules)
+        problem = check_output(src, text, expected, ctx, rules, edits)
         if problem:
             result.diagnostics.append(make(problem[0], problem[1], Location(src.path)))
             result.failed = True
             return
     result.output = ((BOM if src.bom else "") + text).encode("utf-8")
+
+
+def _hosted_edits(
+    src: SourceFile, hosted: Iterable[tuple[StringHost, list[Op]]], file_style: Style, result: FileResult
+) -> tuple[list[TextEdit], list[Op]]:
+    """Edits inside manifest strings (frontend.embedded), and the ops stating each new string's value."""
+    edits: list[TextEdit] = []
+    values: list[Op] = []
+    for host, ops in hosted:
+        try:
+            host_edits, value = string_edits(host, ops, file_style)
+        except (UnsupportedLayout, StringEditError) as exc:
+            offset = host.shift(exc.offset) if isinstance(exc, UnsupportedLayout) else host.region_start
+            line, col = src.line_col(max(offset, 0))
+            result.diagnostics.append(make("DRA216", f"manifest string: {exc}; the file is left as is",
+                                           Location(src.path, line, col)))
+            result.failed = True
+            return [], []
+        edits.extend(host_edits)
+        values.append(value)
+    return edits, values
 
 
 def _record_objects(
@@ -264,21 +314,39 @@ def _new_documents_edit(src: SourceFile, pd: ParsedDocument, docs: list[dict[str
 
 
 def check_output(
-    src: SourceFile, text: str, expected: list[Any], ctx: RunContext, rules: KindRuleSet | None = None
+    src: SourceFile, text: str, expected: list[Any], ctx: RunContext, rules: KindRuleSet | None = None,
+    edits: list[TextEdit] | None = None,
 ) -> tuple[str, str] | None:
-    """Parse the output independently and require exactly the intended data, and a fixed point."""
-    from dra_migrate.source.compose import compose_documents
-    from dra_migrate.source.plain import to_plain
-
+    """Parse the output independently and require exactly the intended data, every comment of the input
+    (those in text the edits removed, when `edits` are given: the rest is copied), and a fixed point."""
     try:
-        docs = compose_documents(text)
+        docs, _templates = compose_plain_documents(text)  # template documents, left as they were, stay out
     except ComposeError as exc:
         return "DRA901", f"self-check failed: the output does not parse ({exc.message} at line {exc.line})"
     actual = [to_plain(d.root) for d in docs]
     if actual != expected:
         return "DRA901", "self-check failed: " + explain_difference(expected, actual)
+    lost = _lost_comment(src, text, docs, edits)
+    if lost is not None:
+        return "DRA901", f"self-check failed: the comment {lost!r} would be lost"
     if not _fixed_point(src.path, text, docs, actual, ctx, rules or load_kind_rules()):
         return "DRA903", "migrating the output again would change it again"
+    return None
+
+
+def _lost_comment(src: SourceFile, text: str, docs: list[Document], edits: list[TextEdit] | None) -> str | None:
+    """A comment of the input that the output no longer has (a carried comment counts where it went)."""
+    removed = [(0, len(src.text))] if edits is None else [(e.start, e.end) for e in edits if e.end > e.start]
+    removed = [(a, b) for a, b in removed if "#" in src.text[a:b]]
+    if not removed:
+        return None
+
+    before = Opaque([d.root for d in src.documents], src.text)
+    after = Opaque([d.root for d in docs], text)
+    for a, b in removed:
+        for c in comments_in(src.text, a, b, before):
+            if not has_comment(text, c.text, after):
+                return c.text
     return None
 
 
@@ -293,7 +361,7 @@ def _fixed_point(
     except SourceError:
         return True  # the output parsed above; what a second run would refuse it would leave as is
     fe = build(src, rules, ctx.options, plain=plain)
-    again = RunContext(ctx.options)
+    again = RunContext(ctx.options, facts=ctx.facts)
     reserve_existing_templates(fe.documents, again.namer)
     for pd in fe.documents:
         for wl in pd.workloads:
@@ -304,6 +372,7 @@ def _fixed_point(
 
 
 def explain_difference(expected: Any, actual: Any) -> str:
+    # lazy: start-up (deepdiff: ~83 ms, only explain_difference() needs it)
     from deepdiff import DeepDiff  # heavy: only imported when something is wrong
 
     diff = DeepDiff(expected, actual, verbose_level=1)
@@ -323,7 +392,8 @@ def _prewrite_checks(
     ctx: RunContext,
     rules: KindRuleSet,
 ) -> list[Diagnostic]:
-    from dra_migrate import prewrite
+    # lazy: start-up (check: ~12 ms, only _prewrite_checks() needs it)
+    from dra_migrate.check import prewrite
 
     loc = Location(src.path, wl.line, 1)
     out: list[Diagnostic] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import kubernetes_validate
@@ -11,13 +12,31 @@ import yaml
 
 def documents(data: bytes, name: str) -> list[dict[str, Any]]:
     text = data.decode("utf-8-sig")
-    docs = [json.loads(text)] if name.endswith(".json") else [d for d in yaml.safe_load_all(text) if d]
+    docs = [json.loads(text)] if name.endswith(".json") else _yaml_documents(text)
     out: list[dict[str, Any]] = []
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List":
             out.extend(i for i in d.get("items", []) if isinstance(i, dict))
         elif isinstance(d, dict):
             out.append(d)
+    return out
+
+
+def _yaml_documents(text: str) -> list[Any]:
+    """Every document; in a file where some documents are templates (`{{ }}`, not YAML until rendered) and so
+    left as they were, the others, each parsed on its own between `---` lines."""
+    try:
+        return [d for d in yaml.safe_load_all(text) if d]
+    except yaml.YAMLError:
+        if "{{" not in text:
+            raise
+    out: list[Any] = []
+    for chunk in re.split(r"(?m)^---(?=\s|$)", text):
+        try:
+            out.extend(d for d in yaml.safe_load_all(chunk) if d)
+        except yaml.YAMLError:
+            if "{{" not in chunk:
+                raise
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import lark
 import re2
+from celpy.evaluation import celstr
 
 from dra_migrate.cel.errors import CelCompileError
 from dra_migrate.cel.library import compile_re2, re2_error_text
@@ -580,7 +581,5 @@ def _string_literal_value(expr: Any) -> str | None:
     if isinstance(node, lark.Tree) and node.data == "literal":
         tok: lark.Token = node.children[0]  # type: ignore[assignment]
         if tok.type in ("STRING_LIT", "MLSTRING_LIT"):
-            from celpy.evaluation import celstr
-
             return str(celstr(tok))
     return None

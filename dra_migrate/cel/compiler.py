@@ -11,7 +11,7 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, Evaluator
 
-from dra_migrate.cel import parser_cache
+from dra_migrate.cel import parser_loader
 from dra_migrate.cel.checker import Checker, exprlist_items, ident_name, plain_ident
 from dra_migrate.cel.device import DeviceView
 from dra_migrate.cel.errors import CelCompileError, CelEvalError
@@ -92,7 +92,7 @@ class _DraRunner(celpy.InterpretedRunner):
         return _DraEvaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
 
 
-parser_cache.install(_DraRunner.tree_node_class)  # before celpy builds the parser itself (~0.3 s)
+parser_loader.load(_DraRunner.tree_node_class)  # before celpy builds the parser itself (~0.3 s), if perf/ caches it
 _ENV = celpy.Environment(runner_class=_DraRunner)
 
 
@@ -176,6 +176,20 @@ class CompiledSelector:
         return f"CompiledSelector({self.expression!r})"
 
 
+def _syntax_error(expression: str, line: int | None, column: int | None) -> str:
+    """Where the parser stopped. celpy's CELParseError text is only a window of the source cut at a fixed width,
+    which starts mid-word on a long expression (`ttributes[...]`) and says nothing else: name the token instead."""
+    lines = expression.splitlines() or [""]
+    if line is None or column is None or not 1 <= line <= len(lines):
+        return "syntax error"
+    near = lines[line - 1][column - 1:]
+    if not near.strip():
+        return f"syntax error: the expression ends unexpectedly (column {column})"
+    shown = near if len(near) <= 24 else near[:24] + "..."
+    where = f"line {line}, column {column}" if len(lines) > 1 else f"column {column}"
+    return f"syntax error at {shown!r} ({where})"
+
+
 @functools.lru_cache(maxsize=2048)
 def compile_selector(expression: str, *, consumable_capacity: bool = True) -> CompiledSelector:
     """Compile like the API server does; raises CelCompileError with a position where possible.
@@ -188,8 +202,7 @@ def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Co
     try:
         ast = _ENV.compile(expression)
     except CELParseError as e:
-        first = str(e.args[0]).strip().splitlines()[0] if e.args else "syntax error"
-        raise CelCompileError(expression, f"syntax error: {first}", e.line, e.column) from e
+        raise CelCompileError(expression, _syntax_error(expression, e.line, e.column), e.line, e.column) from e
     checker = Checker(expression, {"device": "Device"})
     if not consumable_capacity:
         checker.device_fields_exclude = {"allowMultipleAllocations"}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from dra_migrate.cel.device import DeviceFormatError, DeviceView, device_from_slice
+from dra_migrate.ruleset._paths import data_file
 
 if TYPE_CHECKING:  # the compiler builds the CEL parser: imported only when a selector is evaluated
     from dra_migrate.cel.compiler import CelDevice
@@ -50,7 +50,7 @@ def devices_from_slices(docs: Iterable[Any]) -> list[DeviceView]:
 
 @functools.cache
 def _nvidia_documents() -> tuple[Any, ...]:
-    text = resources.files("dra_migrate").joinpath("data/devices/nvidia.yaml").read_text(encoding="utf-8")
+    text = data_file("devices/nvidia.yaml").read_text(encoding="utf-8")
     # the C loader: the pure-Python one takes seconds on this fixture, paid by every pre-commit run
     return tuple(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))  # noqa: S506
 
@@ -63,6 +63,7 @@ def load_nvidia_devices() -> list[DeviceView]:
 @functools.cache
 def nvidia_cel_devices() -> tuple[CelDevice, ...]:
     """The NVIDIA fixture devices, each converted to its CEL value once per process (in fixture order)."""
+    # lazy: start-up (cel.compiler: ~127 ms, only nvidia_cel_devices() needs it)
     from dra_migrate.cel.compiler import CelDevice
 
     return tuple(CelDevice(view) for view in load_nvidia_devices())

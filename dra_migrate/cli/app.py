@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from collections.abc import Mapping
 
@@ -48,8 +50,6 @@ _registered: set[str] = set()
 
 def _register(only: str | None = None) -> None:
     """Register command `only`, or every command. Idempotent, so tests and `run` may both call it."""
-    import importlib
-
     for name in (only,) if only is not None else COMMANDS:
         if name in _registered:
             continue
@@ -72,18 +72,10 @@ def invoked_command(argv: list[str], environ: Mapping[str, str]) -> str | None:
 
 
 def run() -> None:
-    import os
-
-    from dra_migrate.cli.config import ConfigError, build_default_map
-
+    # Each command resolves its own settings (dra_migrate.cli.declare): command line > DRA_MIGRATE_* > file.
     _register(invoked_command(sys.argv[1:], os.environ))
     try:
-        default_map = build_default_map(typer.main.get_command(app), sys.argv[1:], os.environ)
-    except ConfigError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        sys.exit(2)
-    try:
-        app(standalone_mode=True, default_map=default_map)
+        app(standalone_mode=True)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

@@ -4,47 +4,62 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import sys
-from pathlib import Path
-from typing import Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.cli.rules_cmd import explain_code
-from dra_migrate.features import Target
-from dra_migrate.lower.context import Options, RunContext
-from dra_migrate.pipeline import FileResult, process_source
+from dra_migrate.cli.settings import Settings, run_config
+from dra_migrate.diagnostics.model import Severity
+from dra_migrate.pipeline import FileResult
+from dra_migrate.run.driver import run_migration
+
+if TYPE_CHECKING:
+    import typer
+
+
+def execute(s: Settings) -> int:
+    """A diagnostic code's documentation, or what a run on the file or directory would understand and decide,
+    per workload, without writing anything: the same run (settings, repository context) as `migrate`."""
+    target = s.paths[0]
+    if re.fullmatch(r"(?i)DRA\d{3}", target) and not os.path.exists(target):
+        text = explain_code(target)
+        if text is None:
+            sys.stderr.write(f"unknown code {target}\n")
+            return 2
+        sys.stdout.write(text + "\n")
+        return 0
+    if not os.path.exists(target):
+        sys.stderr.write(f"{target}: cannot read: no such file or directory\n")
+        return 2
+    # lazy: start-up (reports.policy: ~1 ms, only execute() needs it)
+    from dra_migrate.reports.policy import Policy, apply
+
+    result = run_migration(run_config(s, "check", keep_ir=True))
+    apply(Policy(s.select, s.ignore, s.strict, s.fail_on), result)
+    files = result.files
+    if not files and os.path.isfile(target):  # no GPU key: nothing to explain, said as for any file
+        files = [FileResult(target, b"")]
+    run_level = [d for d in result.diagnostics if d.severity is not Severity.INFO or s.verbose]
+    if s.format == "json":
+        doc: dict[str, Any] = explain_json(files[0]) if os.path.isfile(target) and len(files) == 1 else {
+            "path": target, "files": [explain_json(f) for f in files]}
+        doc["run"] = [d.to_json() for d in run_level]
+        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    else:
+        sys.stdout.write("".join(explain_text(f) for f in files) or f"{target}: no file with GPU keys\n")
+        sys.stdout.write("".join(f"{d.render()}\n" for d in run_level))
+    return result.exit_code if result.exit_code == 2 else 0
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("explain")
-    def explain(
-        target: str = typer.Argument(..., help="A manifest file, or a diagnostic code such as DRA205."),
-        target_version: str = typer.Option("1.34", "--target-version"),
-        fmt: str = typer.Option("text", "--format", help="text or json"),
-    ) -> None:
-        """Show what dra-migrate understood and decided, without writing anything."""
-        if re.fullmatch(r"(?i)DRA\d{3}", target):
-            text = explain_code(target)
-            if text is None:
-                typer.echo(f"unknown code {target}", err=True)
-                raise typer.Exit(2)
-            typer.echo(text)
-            return
-        path = Path(target)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            typer.echo(f"{target}: cannot read: {exc.strerror}", err=True)
-            raise typer.Exit(2) from None
-        ctx = RunContext(Options(target_version=target_version, api_version=Target(target_version).api_version))
-        fr = process_source(target, raw, ctx)
-        if fmt == "json":
-            sys.stdout.write(json.dumps(explain_json(fr), indent=2, default=str) + "\n")
-        else:
-            sys.stdout.write(explain_text(fr))
-        raise typer.Exit(2 if fr.failed else 0)
+    # lazy: start-up (cli.declare: ~1 ms, only register() needs it)
+    from dra_migrate.cli.declare import command
+
+    command(app, "explain", execute, argument="target", many=False,
+            argument_help="A manifest file or directory, or a diagnostic code such as DRA205.",
+            doc="Show what dra-migrate understood and decided, without writing anything.")
 
 
 def explain_json(fr: FileResult) -> dict[str, Any]:

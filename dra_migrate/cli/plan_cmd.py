@@ -6,26 +6,23 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 
-from dra_migrate.diagnostics import Severity
-from dra_migrate.features import SUPPORTED_VERSIONS, Target, parse_feature_gates
-from dra_migrate.lower.context import Options
-from dra_migrate.run import RunConfig, run_migration
+from dra_migrate.cli.declare import command
+from dra_migrate.cli.settings import Settings, run_config
+from dra_migrate.diagnostics.model import Severity
+from dra_migrate.ruleset.features import Target
+from dra_migrate.ruleset.files import rules_data
+from dra_migrate.run.driver import RunConfig, run_migration
 
 DRA_GATE = "DynamicResourceAllocation"
 
 
 @functools.lru_cache(maxsize=1)
 def _risks() -> list[dict[str, str]]:
-    from dra_migrate._paths import RULES_DIR
-
-    data = yaml.safe_load((RULES_DIR / "risks.yaml").read_text(encoding="utf-8"))
-    return list(data["risks"])
+    return list(rules_data("risks.yaml")["risks"])
 
 
 def _gate_info(target: Target, gate: str, gates: dict[str, bool]) -> dict[str, Any]:
@@ -40,7 +37,8 @@ def _gate_info(target: Target, gate: str, gates: dict[str, bool]) -> dict[str, A
 
 def build_plan(cfg: RunConfig) -> dict[str, Any]:
     """The plan for every GPU workload under cfg.paths (cfg.mode is forced to check)."""
-    from dra_migrate.bridge import analyze
+    # lazy: start-up (run.bridge: ~1 ms, only build_plan() needs it)
+    from dra_migrate.run.bridge import analyze
 
     cfg.mode = "check"
     opts = cfg.options
@@ -52,7 +50,7 @@ def build_plan(cfg: RunConfig) -> dict[str, Any]:
         for wl in fr.workloads:
             if not wl.needs_gpus:
                 continue
-            verdict = analyze(wl, opts.extended_resource_classes)
+            verdict = analyze(wl, result.facts.extended_resource_classes)
             lowered = [tl for tl in fr.lowered if tl.workload is wl]
             diags = [d for d in fr.diagnostics if d.object == wl.ref]
             errors = [d for d in diags if d.severity is Severity.ERROR]
@@ -93,7 +91,8 @@ def build_plan(cfg: RunConfig) -> dict[str, Any]:
             else:
                 strategy = "leave"
                 why.append("neither strategy applies automatically; migrate by hand")
-                why.extend(f"{d.code}: {d.message}" for d in errors)
+                # A refusal is often a warning (the template is left, not broken): show every reason.
+                why.extend(f"{d.code}: {d.message}" for d in diags if d.severity is not Severity.INFO)
                 why.extend(verdict.reasons)
             needed = [DRA_GATE]
             if strategy == "bridge":
@@ -165,39 +164,15 @@ def render_text(plan: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def execute(s: Settings) -> int:
+    plan = build_plan(run_config(s, "check", keep_ir=True))
+    if s.format == "json":
+        sys.stdout.write(json.dumps(plan, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(plan))
+    return 2 if plan["inputErrors"] else 0
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("plan")
-    def plan(
-        paths: list[str] = typer.Argument(..., help="Files or directories (recursive)."),
-        target_version: str = typer.Option("1.34", "--target-version", help="Kubernetes version to target."),
-        fmt: str = typer.Option("text", "--format", help="text or json"),
-        feature_gates: str = typer.Option(
-            "", "--feature-gates", help="Gates the cluster sets: Name=true,..."
-        ),
-        exclude: list[str] = typer.Option([], "--exclude", help="Glob of paths to skip (repeatable)."),
-        rules: list[Path] = typer.Option([], "--rules", help="Extra rule directory (repeatable)."),
-    ) -> None:
-        """Recommend a strategy per GPU workload (rewrite / bridge / leave), without writing anything."""
-        if target_version not in SUPPORTED_VERSIONS or fmt not in ("text", "json"):
-            typer.echo(
-                f"error: --target-version must be one of {', '.join(SUPPORTED_VERSIONS)} and --format "
-                "text or json",
-                err=True,
-            )
-            raise typer.Exit(2)
-        try:
-            gates = parse_feature_gates(feature_gates) if feature_gates else {}
-        except ValueError as exc:
-            typer.echo(f"error: --feature-gates: {exc}", err=True)
-            raise typer.Exit(2) from None
-        options = Options(
-            target_version=target_version, api_version=Target(target_version).api_version, feature_gates=gates
-        )
-        result = build_plan(
-            RunConfig(paths, mode="check", options=options, excludes=exclude, rule_dirs=rules)
-        )
-        if fmt == "json":
-            sys.stdout.write(json.dumps(result, indent=2) + "\n")
-        else:
-            sys.stdout.write(render_text(result))
-        raise typer.Exit(2 if result["inputErrors"] else 0)
+    command(app, "plan", execute, argument="paths", argument_help="Files or directories (recursive).",
+            doc="Recommend a strategy per GPU workload (rewrite / bridge / leave), without writing anything.")

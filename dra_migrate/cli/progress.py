@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dra_migrate.run import RunResult
+    from dra_migrate.run.driver import RunResult
 
 PROGRESS_MIN_FILES = 20  # below this a run is over before a bar is worth drawing
 
@@ -27,6 +27,7 @@ class ProgressBar:
         if not self.enabled or total < PROGRESS_MIN_FILES:
             return
         if self._progress is None:
+            # lazy: start-up (rich.console: ~21 ms, only __call__() needs it)
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -50,10 +51,12 @@ class ProgressBar:
 
 
 def summary_table(result: RunResult, mode: str) -> str:
+    # lazy: start-up (rich.console: ~21 ms, only summary_table() needs it)
     from rich.console import Console
     from rich.table import Table
 
-    from dra_migrate.diagnostics import Severity
+    # lazy: start-up (diagnostics.model: ~7 ms, only summary_table() needs it)
+    from dra_migrate.diagnostics.model import Severity
 
     diags = result.all_diagnostics
     verb = "changed" if mode == "write" else "would change"

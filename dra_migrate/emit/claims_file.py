@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from dra_migrate.emit import render
-from dra_migrate.emit.style import Style
+from dra_migrate.emit.style import Style, json_layout
+from dra_migrate.source.compose import ComposeError, compose_documents
+from dra_migrate.source.plain import to_plain
 
 
 class ClaimsFileError(Exception):
@@ -30,9 +32,6 @@ def _read_existing(target: Path) -> str:
 
 
 def _parse_yaml(text: str, target: Path) -> list[Any]:
-    from dra_migrate.source.compose import ComposeError, compose_documents
-    from dra_migrate.source.plain import to_plain
-
     try:
         return [to_plain(d.root) for d in compose_documents(text.removeprefix("\ufeff"))]
     except ComposeError as exc:
@@ -73,50 +72,89 @@ def verify_claims_file(target: Path, existing: bytes, data: bytes, objs: list[di
     return None
 
 
+def _is_new(seen: dict[tuple[str, str, str], dict[str, Any]], obj: dict[str, Any], target: Path) -> bool:
+    """Add `obj` to `seen` (the file's objects so far); False when it is there already (a run over sources
+    whose claims were written before). Two different objects of one kind, namespace and name cannot both be
+    in the file: nothing is written (a safety net: names are unique among all that goes to one claims file,
+    integrations.unit_names)."""
+    key = _key(obj)
+    if key not in seen:
+        seen[key] = obj
+        return True
+    if seen[key] != obj:
+        where = f" in namespace {key[1]!r}" if key[1] else ""
+        raise ClaimsFileError("DRA901", f"self-check failed: {key[0]} {key[2]!r}{where} would be in the file "
+                              "twice, with different contents", target)
+    return False
+
+
 def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
     meta = obj.get("metadata") or {}
     return (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
 
 
+def claims_target(claims_out: Path | None, source: str) -> Path:
+    """Where the new objects of `source` go: the --claims-out file, a file per source name in the --claims-out
+    directory, or (JSON input without --claims-out) a sibling of the source."""
+    if claims_out is None:
+        src = Path(source)
+        return src.with_name(src.stem + ".dra-claims.json")
+    if claims_out.suffix in (".yaml", ".yml", ".json"):
+        return claims_out
+    return claims_out / (Path(source).stem + ".claims.yaml")
+
+
 def claims_files(claims_out: Path | None, claims: list[tuple[str, dict[str, Any]]]) -> dict[Path, bytes]:
     """Target file → full new content; existing files are extended, never truncated."""
     grouped: dict[Path, list[dict[str, Any]]] = {}
+    split_from: dict[Path, Path] = {}  # a JSON sibling → the manifest its templates come from
     for source, obj in claims:
+        target = claims_target(claims_out, source)
         if claims_out is None:
-            src = Path(source)
-            target = src.with_name(src.stem + ".dra-claims.json")
-        elif claims_out.suffix in (".yaml", ".yml", ".json"):
-            target = claims_out
-        else:
-            target = claims_out / (Path(source).stem + ".claims.yaml")
+            split_from.setdefault(target, Path(source))
         grouped.setdefault(target, []).append(obj)
     out: dict[Path, bytes] = {}
     for target, objs in grouped.items():
-        out[target] = _json_list(target, objs) if target.suffix == ".json" else _yaml_docs(target, objs)
+        if target.suffix == ".json":
+            out[target] = _json_list(target, objs, split_from.get(target))
+        else:
+            out[target] = _yaml_docs(target, objs)
     return out
 
 
-def _json_list(target: Path, objs: list[dict[str, Any]]) -> bytes:
+def _json_list(target: Path, objs: list[dict[str, Any]], source: Path | None) -> bytes:
+    """The JSON List of claim templates, laid out as the file it extends, else as the JSON manifest it was
+    split from (indentation, separators, final newline), else two-space pretty JSON."""
     existing = _read_existing(target)
     items = _parse_json_items(existing, target) if existing else []
-    seen = {_key(o) for o in items if isinstance(o, dict)}
-    items.extend(o for o in objs if _key(o) not in seen)
-    return (json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n").encode()
+    seen = {_key(o): o for o in items if isinstance(o, dict)}
+    items.extend(o for o in objs if _is_new(seen, o, target))
+    layout = json_layout(existing or _source_text(source))
+    text = render.json_text({"apiVersion": "v1", "kind": "List", "items": items}, layout, 0, layout.pretty)
+    return (text + ("\n" if layout.final_newline else "")).encode()
+
+
+def _source_text(source: Path | None) -> str:
+    if source is None:
+        return ""
+    try:
+        return source.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _yaml_docs(target: Path, objs: list[dict[str, Any]]) -> bytes:
     existing = _read_existing(target)
-    seen: set[tuple[str, str, str]] = set()
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
     if existing:
         for d in _parse_yaml(existing, target):
             if isinstance(d, dict):
-                seen.add(_key(d))
+                seen[_key(d)] = d
     style = Style()
     parts = [existing] if existing else []
     for o in objs:
-        if _key(o) in seen:
+        if not _is_new(seen, o, target):
             continue
-        seen.add(_key(o))
         if parts and not parts[-1].endswith("\n"):
             parts.append("\n")
         parts.append(("---\n" if parts else "") + render.document(o, style))

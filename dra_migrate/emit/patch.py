@@ -9,88 +9,26 @@ from __future__ import annotations
 from typing import Any
 
 from dra_migrate.emit import render
+from dra_migrate.emit.carry import CommentPlan, kept_in_flow, kept_lines, plan_comments, with_comments
+from dra_migrate.emit.comments import comments_in
 from dra_migrate.emit.edits import TextEdit
+from dra_migrate.emit.locate import (
+    UnsupportedLayout,
+    column,
+    content_end,
+    last_line_is_open_block_scalar,
+    line_end_after,
+    line_start,
+    node_at,
+)
 from dra_migrate.emit.style import Style
-from dra_migrate.ir import DocPath
 from dra_migrate.plan import Append, DeleteItem, DeleteKey, Op, ReplaceValue, SetKey
-from dra_migrate.source.nodes import Alias, Mapping, Node, Scalar, Sequence
+from dra_migrate.source.nodes import Mapping, Node, Scalar, Sequence
 
-
-class UnsupportedLayout(Exception):
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-
-
-def node_at(root: Node | None, path: DocPath) -> Node:
-    node = root
-    for seg in path:
-        if node is None:
-            raise UnsupportedLayout(f"path {_fmt(path)} not found")
-        if isinstance(node, Alias):
-            raise UnsupportedLayout(f"path {_fmt(path)} goes through the alias *{node.name}", node.start)
-        node = _child(node, seg, path)
-    if node is None:
-        raise UnsupportedLayout(f"path {_fmt(path)} not found")
-    if isinstance(node, Alias):
-        raise UnsupportedLayout(f"path {_fmt(path)} is the alias *{node.name}", node.start)
-    return node
-
-
-def _child(node: Node, seg: str | int, path: DocPath) -> Node | None:
-    if isinstance(node, Mapping) and isinstance(seg, str):
-        for k, v in node.items:
-            if isinstance(k, Scalar) and k.value == seg:
-                return v
-        return None
-    if isinstance(node, Sequence) and isinstance(seg, int):
-        return node.items[seg] if seg < len(node.items) else None
-    return None
-
-
-def _fmt(path: DocPath) -> str:
-    return ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path)
-
-
-def content_end(node: Node, text: str) -> int:
-    """Offset just past the last character that belongs to the node (no trailing blank lines)."""
-    if isinstance(node, Mapping) and not node.flow and node.items:
-        k, v = node.items[-1]
-        return max(content_end(k, text), content_end(v, text))
-    if isinstance(node, Sequence) and not node.flow and node.items:
-        return content_end(node.items[-1], text)
-    if isinstance(node, Scalar) and node.style in ("|", ">"):
-        return node.start + len(text[node.start : node.end].rstrip())
-    return node.end
-
-
-def last_line_is_open_block_scalar(root: Node | None, text: str) -> bool:
-    """Whether the file ends, without a final newline, inside a `|`/`>` block scalar that keeps its last line
-    break (clip or keep chomping): anything appended after it would add that break to the scalar's value."""
-    if text.endswith("\n"):
-        return False
-    node = root
-    while isinstance(node, (Mapping, Sequence)) and not node.flow and node.items:
-        last = node.items[-1]
-        node = last[1] if isinstance(last, tuple) else last
-    if not (isinstance(node, Scalar) and node.style in ("|", ">")) or content_end(node, text) < len(text.rstrip()):
-        return False
-    header = text[node.start : text.find("\n", node.start) if "\n" in text[node.start :] else len(text)]
-    return "-" not in header.split("#", 1)[0]
-
-
-def line_start(text: str, pos: int) -> int:
-    return text.rfind("\n", 0, pos) + 1
-
-
-def line_end_after(text: str, pos: int) -> int:
-    i = text.find("\n", max(pos - 1, 0))
-    return len(text) if i < 0 else i + 1
-
-
-def column(text: str, pos: int) -> int:
-    return pos - line_start(text, pos)
+__all__ = [
+    "Patcher", "UnsupportedLayout", "column", "content_end", "last_line_is_open_block_scalar", "line_end_after",
+    "line_start", "node_at",
+]
 
 
 class Patcher:
@@ -101,23 +39,29 @@ class Patcher:
         self.nl = style.newline
         self.edits: list[TextEdit] = []
         self._order = 0
+        self._comments = CommentPlan()
 
     def _edit(self, start: int, end: int, text: str, rank: int = 0) -> None:
         self._order += 1
         self.edits.append(TextEdit(start, end, text, self._order, rank))
 
-    def _insert_lines(self, pos: int, lines: list[str], indent: int) -> None:
+    def _insert_lines(self, pos: int, lines: list[str], indent: int, sequence: bool = False) -> None:
+        """Insert whole lines at `pos`. Several insertions at one offset go innermost first: deeper columns
+        first, and at one column a sequence's items before its parent mapping's keys (`key:\n- item` puts
+        both at the same column)."""
         body = self.nl.join(lines)
+        rank = -(2 * indent + (1 if sequence else 0))
         if pos >= len(self.text) and not self.text.endswith("\n"):
             if last_line_is_open_block_scalar(self.root, self.text):
                 raise UnsupportedLayout("the file ends inside a block scalar without a final newline; adding "
                                         "text after it would change the scalar's value", pos)
-            self._edit(pos, pos, self.nl + body, -indent)
+            self._edit(pos, pos, self.nl + body, rank)
         else:
-            self._edit(pos, pos, body + self.nl, -indent)
+            self._edit(pos, pos, body + self.nl, rank)
 
     # -- grouping ----------------------------------------------------------------------------
     def apply(self, ops: list[Op]) -> list[TextEdit]:
+        self._comments = plan_comments(self.text, self.root, ops)
         groups: dict[int, tuple[Node, list[Op]]] = {}
         order: list[int] = []
         for op in ops:
@@ -151,7 +95,9 @@ class Patcher:
             if text[line_start(text, k0.start) : k0.start].strip():
                 raise UnsupportedLayout(self._shared_line(text, k0), k0.start)
             end = line_end_after(text, content_end(node.items[-1][1], text))
-            self._edit(line_start(text, k0.start), end, " " * key_col + "{}" + self.nl)
+            start = min(self._comments.starts.get(id(op), line_start(text, k0.start)) for op in ops)
+            kept = [line for op in ops for line in kept_lines(self._comments.kept.get(id(op), []), key_col)]
+            self._edit(start, end, "".join(line + self.nl for line in kept) + " " * key_col + "{}" + self.nl)
             return
         for op in ops:
             if isinstance(op, SetKey):
@@ -165,21 +111,53 @@ class Patcher:
                 raise UnsupportedLayout(self._shared_line(text, k), k.start)
             end = line_end_after(text, content_end(v, text))
             if isinstance(op, DeleteKey):
-                self._edit(start, end, "")
+                self._delete_lines(op, start, end, key_col)
             elif isinstance(op, ReplaceValue):
-                lines = render.block_entry(str(name), op.value, key_col, self.style)
+                lines = self._entry_lines(op, key_col)
                 key_text = text[k.start : k.end]
                 first = lines[0]
-                lines[0] = " " * key_col + key_text + first[key_col + len(render.key(str(name))) :]
-                self._edit(start, end, self.nl.join(lines) + self.nl)
+                lines[0] = " " * key_col + key_text + first[key_col + len(render.key(str(name), self.style)) :]
+                self._edit(start, end, self.nl.join(self._keep_replaced(lines, start, end, key_col)) + self.nl)
         adds = [op for op in ops if isinstance(op, SetKey)]
         if adds:
             _lk, lv = node.items[-1]
             pos = line_end_after(text, content_end(lv, text))
             add_lines: list[str] = []
             for op in adds:
-                add_lines.extend(render.block_entry(str(op.path[-1]), op.value, key_col, self.style))
+                add_lines.extend(self._entry_lines(op, key_col))
             self._insert_lines(pos, add_lines, key_col)
+
+    # -- comments of what is removed (emit/carry.py) ------------------------------------------
+    def _delete_lines(self, op: Op, start: int, end: int, col: int) -> None:
+        """Remove whole lines; the comments on them go to a claim reference, or stay as comment lines."""
+        kept = kept_lines(self._comments.kept.get(id(op), []), col)
+        self._edit(self._comments.starts.get(id(op), start), end, "".join(line + self.nl for line in kept))
+
+    def _entry_lines(self, op: SetKey | ReplaceValue, col: int) -> list[str]:
+        """Lines of `key: value` at column `col`, with the comments carried to this claim reference."""
+        name = str(op.path[-1])
+        lines = render.block_entry(name, op.value, col, self.style)
+        carried = self._comments.carried.get(id(op))
+        if carried and isinstance(op.value, list) and op.value:
+            dash = col + self.style.seq_offset
+            items = [render.block_item(v, dash, self.style) for v in op.value]
+            lines = lines[:1] + with_comments(items, dash, carried)
+        return lines
+
+    def _keep_replaced(self, lines: list[str], start: int, end: int, col: int, above: bool = True) -> list[str]:
+        """A replaced entry's comments stay with it: the first line's end-of-line comment ends the new first
+        line, the others become comment lines above the entry (below it, for a sequence item whose first
+        line starts after its dash)."""
+        found = comments_in(self.text, start, end, self._comments.opaque) if self._comments.opaque else []
+        if not found:
+            return lines
+        first_eol = self.text.find("\n", start)
+        first_eol = len(self.text) if first_eol < 0 else first_eol
+        head = [c for c in found if not c.own_line and c.start < first_eol]
+        rest = kept_lines([c for c in found if c not in head], col)
+        if head:
+            lines = [lines[0] + (head[0].gap or " ") + head[0].text, *lines[1:]]
+        return rest + lines if above else lines + rest
 
     @staticmethod
     def _shared_line(text: str, k: Node) -> str:
@@ -203,21 +181,25 @@ class Patcher:
                     raise UnsupportedLayout("sequence item shares its line with other content", item.start)
                 if len(node.items) == 1 or {i for i in range(len(node.items))} <= _deleted_indexes(ops):
                     raise UnsupportedLayout("deleting every item of a block sequence", node.start)
-                self._edit(start, line_end_after(text, content_end(item, text)), "")
+                self._delete_lines(op, start, line_end_after(text, content_end(item, text)), dash_col)
             elif isinstance(op, ReplaceValue):
                 idx = op.path[-1]
                 assert isinstance(idx, int)
                 item = node.items[idx]
                 lines = render.block_item(op.value, dash_col, self.style)
-                lines[0] = lines[0][dash_col + self.style.item_offset :]
                 end = line_end_after(text, content_end(item, text))
+                lines = self._keep_replaced(lines, item.start, end, dash_col, above=False)
+                lines[0] = lines[0][dash_col + self.style.item_offset :]
                 self._edit(item.start, end, self.nl.join(lines) + self.nl)
             elif isinstance(op, Append):
                 pos = line_end_after(text, content_end(node.items[-1], text))
-                lines = []
-                for item in op.items:
-                    lines.extend(render.block_item(item, dash_col, self.style))
-                self._insert_lines(pos, lines, dash_col)
+                items = [render.block_item(item, dash_col, self.style) for item in op.items]
+                carried = self._comments.carried.get(id(op))
+                if carried:
+                    lines = with_comments(items, dash_col, carried)
+                else:
+                    lines = [line for item_lines in items for line in item_lines]
+                self._insert_lines(pos, lines, dash_col, sequence=True)
             else:
                 raise UnsupportedLayout("unsupported operation on a sequence", node.start)
 
@@ -232,11 +214,16 @@ class Patcher:
             return self.text[spans[-2][1] : spans[-1][0]]
         inner_start = node.start + 1
         opening = self.text[inner_start : spans[0][0]] if spans else ""
-        return "," + opening if "\n" in opening else ", "
+        if "\n" in opening:
+            return "," + opening
+        return self.style.json_layout.item_sep if self.style.json else ", "
 
-    def _flow_value(self, value: Any, at: int) -> str:
-        pretty = self.style.json and "\n" in self.text[line_start(self.text, at) - 1 : at + 1]
-        return render.flow(value, self.style, column(self.text, at), pretty=pretty)
+    def _flow_value(self, value: Any, at: int, parent: Mapping | Sequence) -> str:
+        """A new value at offset `at` of the flow collection `parent`. JSON values are laid out over several
+        lines when their parent is, else on one line (the file's separators either way)."""
+        pretty = self.style.json and "\n" in self.text[parent.start : parent.end]
+        line = self.text[line_start(self.text, at) : at]
+        return render.flow(value, self.style, len(line) - len(line.lstrip(" ")), pretty=pretty)
 
     def _flow_mapping(self, node: Mapping, ops: list[Op]) -> None:
         spans = self._flow_entries(node)
@@ -248,11 +235,12 @@ class Patcher:
         for op in ops:
             if isinstance(op, ReplaceValue):
                 _k, v = node.items[names.index(str(op.path[-1]))]
-                self._edit(v.start, v.end, self._flow_value(op.value, v.start))
+                self._edit(v.start, v.end, self._flow_value(op.value, v.start, node))
         adds = [op for op in ops if isinstance(op, SetKey)]
         entry_col = spans[0][0] if spans else node.start + 1
+        sep = self.style.json_layout.key_sep if self.style.json else ": "
         add_texts = [
-            f"{render.key(str(op.path[-1]), json_style=self.style.json)}: {self._flow_value(op.value, entry_col)}"
+            f"{render.key(str(op.path[-1]), self.style)}{sep}{self._flow_value(op.value, entry_col, node)}"
             for op in adds
         ]
         self._flow_splice(node, spans, deleted, add_texts)
@@ -268,10 +256,10 @@ class Patcher:
                 idx = op.path[-1]
                 assert isinstance(idx, int)
                 item = node.items[idx]
-                self._edit(item.start, item.end, self._flow_value(op.value, item.start))
+                self._edit(item.start, item.end, self._flow_value(op.value, item.start, node))
             elif isinstance(op, Append):
                 at = spans[0][0] if spans else node.start + 1
-                add_texts.extend(self._flow_value(v, at) for v in op.items)
+                add_texts.extend(self._flow_value(v, at, node) for v in op.items)
             else:
                 raise UnsupportedLayout("unsupported operation on a sequence", node.start)
         self._flow_splice(node, spans, deleted, add_texts)
@@ -285,7 +273,8 @@ class Patcher:
         kept = [i for i in range(len(spans)) if i not in deleted]
         if not kept:
             if spans:
-                self._edit(spans[0][0], spans[-1][1], sep.join(adds))
+                a, b = spans[0][0], spans[-1][1]
+                self._edit(a, b, self._kept_in_flow(a, b) + sep.join(adds))
             else:
                 self._edit(node.start + 1, node.end - 1, ", ".join(adds))
             return
@@ -298,13 +287,18 @@ class Patcher:
             while j + 1 < len(spans) and j + 1 in deleted:
                 j += 1
             if j + 1 < len(spans):
-                self._edit(spans[i][0], spans[j + 1][0], "")
+                a, b = spans[i][0], spans[j + 1][0]
             else:
                 prev = max(k for k in kept if k < i)
-                self._edit(spans[prev][1], spans[j][1], "")
+                a, b = spans[prev][1], spans[j][1]
+            self._edit(a, b, self._kept_in_flow(a, b))
             i = j + 1
         if adds:
             self._edit(spans[-1][1], spans[-1][1], "".join(sep + a for a in adds))
+
+
+    def _kept_in_flow(self, start: int, end: int) -> str:
+        return kept_in_flow(self.text, start, end, self._comments.opaque, self.nl)
 
 
 def _deleted_indexes(ops: list[Op]) -> set[int]:

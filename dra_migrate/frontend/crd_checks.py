@@ -16,10 +16,18 @@ from typing import Any
 
 import yaml
 
-from dra_migrate.diagnostics import Location, make
+from dra_migrate.diagnostics.model import Location, make
 from dra_migrate.ir import DocPath, Workload
-from dra_migrate.kinds import RULES_DIR, KindRule, NonWorkloadRule, format_path, resolve, split_api_version
-from dra_migrate.resources import classify
+from dra_migrate.ruleset.files import rules_data
+from dra_migrate.ruleset.kinds import (
+    DocumentRule,
+    KindRule,
+    NonWorkloadRule,
+    format_path,
+    resolve,
+    split_api_version,
+)
+from dra_migrate.ruleset.resources import classify
 from dra_migrate.source.nodes import Node, key_line
 
 CONTAINER_LISTS = ("containers", "initContainers")
@@ -35,7 +43,7 @@ class ScanData:
 
 @functools.lru_cache(maxsize=1)
 def scan_data() -> ScanData:
-    data = yaml.safe_load((RULES_DIR / "gpu-scan.yaml").read_text(encoding="utf-8"))
+    data = rules_data("gpu-scan.yaml")
     return ScanData(
         frozenset(data["valueKeys"]),
         re.compile(data["gpuWords"], re.IGNORECASE),
@@ -148,8 +156,9 @@ def _resource_keys(container: Any) -> list[tuple[tuple[str | int, ...], str, Any
 # --- covered kinds ------------------------------------------------------------------------------------
 
 
-def covered(chk: ObjectCheck, rule: KindRule) -> None:
-    """gpuFields, bare containers, GPU keys outside every path the rule names, infrastructure DaemonSets."""
+def covered(chk: ObjectCheck, rule: KindRule, embedded: Sequence[tuple[str | int, ...]] = ()) -> None:
+    """gpuFields, bare containers, GPU keys outside every path the rule names, infrastructure DaemonSets.
+    `embedded`: paths of whole objects inside this one, checked as objects of their own."""
     reported: list[tuple[str | int, ...]] = []
     for gf in rule.gpu_fields:
         for concrete, value in resolve(chk.obj, gf.path):
@@ -181,6 +190,7 @@ def covered(chk: ObjectCheck, rule: KindRule) -> None:
                 )
             reported.append(concrete)
     spec_prefixes = [c for p in rule.pod_specs for c, _v in resolve(chk.obj, p)]
+    reported.extend(embedded)
     value_keys = scan_data().value_keys
     # one walk for both checks: GPU resource keys (DRA403 here) and GPU-naming values (DRA405 below)
     found = _entries(chk.obj, lambda key, value: classify(key) is not None
@@ -263,6 +273,21 @@ def non_workload(chk: ObjectCheck, rule: NonWorkloadRule, handled_by_effect: boo
                 concrete,
             )
     value_names(chk, reported)
+
+
+# --- documents that are not Kubernetes objects ---------------------------------------------------------
+
+
+def document(file: str, root: Node | None, data: dict[str, Any], rule: DocumentRule, diags: list[Any]) -> None:
+    """DRA416 for each GPU field of a known non-Kubernetes document (a compiled Kubeflow pipeline)."""
+    for gf in rule.gpu_fields:
+        for concrete, value in resolve(data, gf.path):
+            mentions = gpu_mentions(value)
+            if not mentions:
+                continue
+            line, col = key_line(root, concrete)
+            diags.append(make("DRA416", f"{rule.name}: {format_path(concrete)} ({_summary(mentions)}): {gf.note} "
+                              f"{rule.note}", Location(file, line, col)))
 
 
 # --- uncovered kinds ----------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from dra_migrate.config import Options
 from dra_migrate.frontend.counts import parse_gpu_count
 from dra_migrate.frontend.crd_checks import ObjectCheck
-from dra_migrate.kinds import NonWorkloadRule, format_path, resolve
-from dra_migrate.lower.context import Options
 from dra_migrate.plan import SetKey
-from dra_migrate.resources import classify
+from dra_migrate.ruleset.kinds import NonWorkloadRule, format_path, resolve
+from dra_migrate.ruleset.resources import classify
 
 # kubernetes pkg/quota/v1/evaluator/core/resource_claims.go (V1ResourceByDeviceClass: className +
 # corev1.ResourceClaimsPerClass): claims are charged per device class, summing exact counts. There is no
@@ -44,7 +44,7 @@ def resource_quota(chk: ObjectCheck, rule: NonWorkloadRule, options: Options) ->
     for k, v in entries:
         chk.report("DRA411", f"spec.hard.[{k}]: {json.dumps(v)} does not count GPUs allocated through DRA "
                    f"claims; the DRA equivalent is {DRA_QUOTA_KEY}", ("spec", "hard", k))
-    if not options.extra.get("dra_quota", True) or any(c is None for c in counts):
+    if not options.dra_quota or any(c is None for c in counts):
         return
     # The tightest entry wins, as the quota admission checks every entry.
     idx = min(range(len(entries)), key=lambda i: counts[i] or 0)

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from dra_migrate.diagnostics import Diagnostic, Location, make
-from dra_migrate.frontend import crd_checks
+from dra_migrate.config import Options
+from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.frontend import crd_checks, embedded, refusals
 from dra_migrate.frontend import effects as effects_mod
-from dra_migrate.frontend.counts import parse_gpu_count
+from dra_migrate.frontend.counts import parse_gpu_count, placeholder_in
+from dra_migrate.frontend.parsed import ParsedDocument, gpu_keys_in
 from dra_migrate.ir import (
     ClaimRef,
     Container,
     ContainerRole,
     DocPath,
     GpuDemand,
+    NodeImplication,
     PodClaim,
     PodTemplate,
     Workload,
 )
-from dra_migrate.kinds import KindRuleSet, resolve, split_api_version
-from dra_migrate.lower.context import Options
-from dra_migrate.plainutil import as_map
-from dra_migrate.resources import classify
-from dra_migrate.source.nodes import Document, find, key_line, merge_conflict
-from dra_migrate.source.plain import to_plain
+from dra_migrate.ruleset.kinds import KindRuleSet, resolve, split_api_version
+from dra_migrate.ruleset.resources import classify
+from dra_migrate.source.compose import CORE_TAGS
+from dra_migrate.source.helm import gpu_key_lines
+from dra_migrate.source.nodes import find, key_line, merge_conflict
+from dra_migrate.source.plain import as_map, to_plain
 from dra_migrate.source.reader import SourceFile
 
 # Kubernetes' own controllers copy pod templates verbatim: no controller-version warning for them.
@@ -35,32 +38,24 @@ _COUNT_TAGS = (None, "tag:yaml.org,2002:int", "tag:yaml.org,2002:str")
 
 
 @dataclass(slots=True)
-class ParsedDocument:
-    doc: Document
-    data: Any
-    workloads: list[Workload] = field(default_factory=list)
-
-
-@dataclass(slots=True)
 class FrontendResult:
     documents: list[ParsedDocument]
     diagnostics: list[Diagnostic]
 
 
-def gpu_keys_in(data: Any, path: DocPath = ()) -> list[DocPath]:
-    """Paths of every mapping key anywhere in `data` that names a GPU resource."""
-    found: list[DocPath] = []
-    stack: list[tuple[DocPath, Any]] = [(path, data)]
-    while stack:
-        p, v = stack.pop()
-        if isinstance(v, dict):
-            for k, cv in v.items():
-                if isinstance(k, str) and classify(k) is not None:
-                    found.append((*p, k))
-                stack.append(((*p, k), cv))
-        elif isinstance(v, list):
-            stack.extend(((*p, i), cv) for i, cv in enumerate(v))
-    return sorted(found, key=lambda q: [str(s) for s in q])
+def _template_documents(src: SourceFile) -> list[Diagnostic]:
+    """DRA102 for each document left out as a template, with the GPU resources its text names."""
+    others = "" if len(src.template_documents) == len(src.documents) else (
+        "; this document is left as is, the file's other documents are migrated")
+    out: list[Diagnostic] = []
+    for t in src.template_documents:
+        line, col = src.line_col(t.template_at)
+        first = src.line_col(t.start)[0]
+        keys = [f"{key} at line {first + n - 1}" for n, _c, key in gpu_key_lines(src.text[t.start : t.end])]
+        gpu = f" (it sets {', '.join(keys)}: change the template by hand)" if keys else ""
+        out.append(make("DRA102", f"template syntax ({{{{ }}}}): not plain YAML until rendered{others}{gpu}",
+                        Location(src.path, line, col)))
+    return out
 
 
 def build(
@@ -69,7 +64,7 @@ def build(
     """plain: the documents' data when the caller already converted them (to_plain of each root)."""
     options = options or Options()
     docs: list[ParsedDocument] = []
-    diags: list[Diagnostic] = []
+    diags = _template_documents(src)
     for n, doc in enumerate(src.documents):
         data = to_plain(doc.root) if plain is None else plain[n]
         pd = ParsedDocument(doc, data)
@@ -92,12 +87,16 @@ def _object(
     rules: KindRuleSet,
     diags: list[Diagnostic],
     options: Options,
+    outer: embedded.Outer | None = None,
 ) -> None:
     if not isinstance(obj, dict):
         return
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     root = pd.doc.root
     if not isinstance(api_version, str) or not isinstance(kind, str):
+        if outer is None and (doc_rule := rules.lookup_document(obj)) is not None:
+            crd_checks.document(src.path, root, obj, doc_rule, diags)
+            return
         keys = gpu_keys_in(obj, item_path)
         if keys:
             line, col = key_line(root, keys[0])
@@ -113,9 +112,12 @@ def _object(
     meta = as_map(obj.get("metadata"))
     name = meta.get("name") or (str(meta.get("generateName", "")).rstrip("-")) or ""
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    if outer is not None:  # created where the outer object's controller puts it
+        namespace = outer.namespace
     line, _ = key_line(root, (*item_path, "kind"))
     wl = Workload(src.path, pd.doc.index, item_path, api_version, kind, str(name), namespace, line)
     wl.data = obj
+    embedded.adopt(wl, outer)
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         wl.annotations = {str(k): str(v) for k, v in annotations.items()}
@@ -139,7 +141,8 @@ def _object(
         if wl.diagnostics or wl.extra_ops:
             pd.workloads.append(wl)
         return
-    wl.side_effects = rule.side_effects
+    wl.side_effects = (*rule.side_effects, *(outer.side_effects if outer else ()))
+    wl.pods_run_in = rule.pods_run_in or (outer.pods_run_in if outer else "")
     group, _version = split_api_version(api_version)
     if group not in CORE_GROUPS:
         wl.claims_support = (rule.claims_min_version, rule.claims_note)
@@ -149,8 +152,14 @@ def _object(
                 pt = _pod_template(src, pd, wl, (*item_path, *concrete), spec)
                 pt.annotations = _template_annotations(obj, concrete)
                 wl.pod_templates.append(pt)
-    crd_checks.covered(chk, rule)
+    refusals.check(src.path, pd.doc, obj, item_path, wl)
     pd.workloads.append(wl)
+
+    def visit(s: SourceFile, p: ParsedDocument, o: Any, path: DocPath, out: embedded.Outer) -> None:
+        _object(s, p, o, path, rules, diags, options, out)
+
+    inside = embedded.dispatch(src, pd, wl, rule, item_path, outer, diags, visit)
+    crd_checks.covered(chk, rule, inside)
 
 
 def _replicas(obj: dict[str, Any], kind: str) -> int | None:
@@ -216,18 +225,43 @@ def _pod_template(
     line, _ = key_line(root, path)
     ns_line = key_line(root, (*path, "nodeSelector"))[0] if "nodeSelector" in spec else 0
     affinity_line = key_line(root, (*path, "affinity"))[0] if "affinity" in spec else 0
+    spread = [c for c in spec.get("topologySpreadConstraints") or [] if isinstance(c, dict)]
+    spread_line = key_line(root, (*path, "topologySpreadConstraints"))[0] if spread else 0
+    selector = {str(k): str(v) for k, v in node_selector.items()}
+    node_name = spec.get("nodeName")
+    node_name = str(node_name) if node_name not in (None, "") else None
+    node_name_line = key_line(root, (*path, "nodeName"))[0] if node_name is not None else 0
+    scheduler = spec.get("schedulerName") if isinstance(spec.get("schedulerName"), str) else None
+    scheduler_line = key_line(root, (*path, "schedulerName"))[0] if scheduler else 0
     return PodTemplate(
         path,
         containers,
         pod_claims,
         tolerations,
-        {str(k): str(v) for k, v in node_selector.items()},
+        selector,
         affinity,
         line,
         [str(k) for k in spec],
         node_selector_line=ns_line,
         affinity_line=affinity_line,
+        implied=_implied(selector, affinity, containers),
+        topology_spread=spread,
+        topology_spread_line=spread_line,
+        node_name=node_name,
+        node_name_line=node_name_line,
+        scheduler_name=scheduler or None,
+        scheduler_name_line=scheduler_line,
     )
+
+
+def _implied(selector: dict[str, str], affinity: dict[str, Any] | None, containers: list[Container]) -> NodeImplication:
+    """What the node selection says about the GPUs the device plugin gave (only worth reading for GPU pods)."""
+    # lazy: start-up (frontend.implies: ~1 ms, only _implied() needs it)
+    from dra_migrate.frontend.implies import NONE, implied_by_selection
+
+    if not any(c.demands for c in containers):
+        return NONE
+    return implied_by_selection(selector, affinity)
 
 
 def _container_resources(
@@ -258,21 +292,29 @@ def _container_resources(
         line, col = key_line(root, paths[0])
         loc = Location(src.path, line, col)
         counts = {s: parse_gpu_count(v) for s, v in raw.items()}
+        foreign = False
         for section, p in zip(raw, paths, strict=True):
             node, _ = find(root, p)
-            if getattr(node, "tag", None) not in _COUNT_TAGS:  # `!custom 1`: whatever it means, not a count
+            tag = getattr(node, "tag", None)
+            if tag not in _COUNT_TAGS:  # `!!float 1`, `!custom 1`: whatever it means, not a count
                 counts[section] = None
-                raw[section] = f"{getattr(node, 'tag', '')} {raw[section]}"
+                raw[section] = f"{tag or ''} {raw[section]}"
+                foreign = foreign or tag not in CORE_TAGS
         bad = [s for s, v in counts.items() if v is None]
+        if bad and foreign:  # a tag outside the core schema: DRA220 refuses the workload
+            wl.blocked = True
+            continue
         if bad:
+            placeholder = placeholder_in(raw[bad[0]])
+            why = (
+                f"is a template placeholder ({placeholder}), not a count the API accepts: render the manifests "
+                "(envsubst, helm template, ...) and migrate the output"
+                if placeholder
+                else "is not a whole number of devices"
+            )
             wl.diagnostics.append(
-                make(
-                    "DRA203",
-                    f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} is not a whole "
-                    "number of devices; left as is",
-                    loc,
-                    wl.ref,
-                )
+                make("DRA203", f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} {why}; "
+                     "left as is", loc, wl.ref)
             )
             wl.blocked = True
             continue

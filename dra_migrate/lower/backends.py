@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_API_VERSION = "resource.k8s.io/v1"
+from dra_migrate.config import DEFAULT_API_VERSION
 
 
 @dataclass(slots=True)
@@ -13,6 +13,7 @@ class DeviceChoice:
     device_class: str
     count: int = 1
     selectors: list[str] = field(default_factory=list)
+    capacity: dict[str, str] = field(default_factory=dict)  # capacity.requests per device (consumable capacity)
 
 
 @dataclass(slots=True)
@@ -27,6 +28,8 @@ def _exact(choice: DeviceChoice) -> dict[str, Any]:
     if choice.selectors:
         body["selectors"] = [{"cel": {"expression": e}} for e in choice.selectors]
     body["count"] = choice.count
+    if choice.capacity:
+        body["capacity"] = {"requests": dict(choice.capacity)}
     return body
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from dra_migrate.reports import text
 
 if TYPE_CHECKING:
-    from dra_migrate.run import RunConfig, RunResult
+    from dra_migrate.run.driver import RunConfig, RunResult
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -15,14 +15,17 @@ FORMATS = ("text", "json", "sarif", "github")
 def render(fmt: str, cfg: RunConfig, result: RunResult, *, verbose: bool = False, quiet: bool = False) -> str:
     """The report in format `fmt` as one string (text goes to stderr, the others to stdout or a file)."""
     if fmt == "json":
+        # lazy: start-up (reports: ~1 ms, only render() needs it)
         from dra_migrate.reports import json as json_report
 
         return json_report.render(cfg, result)
     if fmt == "sarif":
+        # lazy: start-up (reports: ~1 ms, only render() needs it)
         from dra_migrate.reports import sarif
 
         return sarif.render(cfg, result)
     if fmt == "github":
+        # lazy: start-up (reports: ~1 ms, only render() needs it)
         from dra_migrate.reports import github
 
         return github.render(cfg, result, verbose=verbose)

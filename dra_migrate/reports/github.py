@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
-from dra_migrate.diagnostics import Diagnostic, Severity
+from dra_migrate.diagnostics.model import Diagnostic, Severity
+from dra_migrate.reports.anchor import is_pseudo, run_anchor
 
 if TYPE_CHECKING:
-    from dra_migrate.run import RunConfig, RunResult
+    from dra_migrate.run.driver import RunConfig, RunResult
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -21,9 +23,15 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(d: Diagnostic) -> str:
-    props = [f"file={_escape_property(d.location.file)}"]
-    if d.location.line > 0:
+def annotation(d: Diagnostic, anchor: str | None = None) -> str:
+    """One workflow command. A finding about the run as a whole goes on `anchor` (the configuration file or
+    the first path) when that is a file, else on the workflow run itself (no file)."""
+    props = []
+    if not is_pseudo(d.location.file):
+        props.append(f"file={_escape_property(d.location.file)}")
+    elif anchor is not None and os.path.isfile(anchor):
+        props.append(f"file={_escape_property(anchor)}")
+    if d.location.line > 0 and not is_pseudo(d.location.file):
         props.append(f"line={d.location.line}")
         props.append(f"col={max(d.location.col, 1)}")
     props.append(f"title={_escape_property(d.code)}")
@@ -33,6 +41,7 @@ def annotation(d: Diagnostic) -> str:
 
 def render(cfg: RunConfig, result: RunResult, *, verbose: bool = False) -> str:
     # Notices for every migrated workload drown the real findings: like the text report, only with -v.
+    anchor = run_anchor(cfg, result)
     return "".join(
-        annotation(d) + "\n" for d in result.all_diagnostics if verbose or d.severity is not Severity.INFO
+        annotation(d, anchor) + "\n" for d in result.all_diagnostics if verbose or d.severity is not Severity.INFO
     )

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from dra_migrate.diagnostics import Diagnostic, Severity
+from dra_migrate import __version__
+from dra_migrate.diagnostics.model import Diagnostic, Severity
+from dra_migrate.reports.anchor import is_pseudo, run_anchor
 
 if TYPE_CHECKING:
-    from dra_migrate.run import RunConfig, RunResult
+    from dra_migrate.run.driver import RunConfig, RunResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/dra-migrate/dra-migrate"
@@ -19,7 +21,8 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def rules() -> list[dict[str, Any]]:
-    from dra_migrate.codes import CODES
+    # lazy: start-up (diagnostics.codes: ~1 ms, only rules() needs it)
+    from dra_migrate.diagnostics.codes import CODES
 
     out = []
     for code in sorted(CODES.values(), key=lambda c: c.code):
@@ -55,7 +58,11 @@ def artifact_uri(file: str, base: Path | None = None) -> str | None:
     return quote(rel.as_posix())
 
 
-def result_object(d: Diagnostic, rule_index: dict[str, int], base: Path | None = None) -> dict[str, Any]:
+def result_object(
+    d: Diagnostic, rule_index: dict[str, int], base: Path | None = None, anchor: str = "."
+) -> dict[str, Any]:
+    """One result; a finding about the run as a whole is located at `anchor` (reports.anchor), since code
+    scanning rejects the whole upload when one result has no physical location."""
     text = f"[{d.object}] {d.message}" if d.object else d.message
     res: dict[str, Any] = {
         "ruleId": d.code,
@@ -64,23 +71,22 @@ def result_object(d: Diagnostic, rule_index: dict[str, int], base: Path | None =
     }
     if d.code in rule_index:
         res["ruleIndex"] = rule_index[d.code]
-    uri = artifact_uri(d.location.file, base)
-    if uri is not None:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
-        if not uri.startswith("file:"):
-            physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
-        if d.location.line > 0:
-            physical["region"] = {"startLine": d.location.line, "startColumn": max(d.location.col, 1)}
-        res["locations"] = [{"physicalLocation": physical}]
+    pseudo = is_pseudo(d.location.file)
+    uri = artifact_uri(anchor if pseudo else d.location.file, base) or "."
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+    if not uri.startswith("file:"):
+        physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
+    if d.location.line > 0 and not pseudo:
+        physical["region"] = {"startLine": d.location.line, "startColumn": max(d.location.col, 1)}
+    res["locations"] = [{"physicalLocation": physical}]
     return res
 
 
 def document(cfg: RunConfig, result: RunResult, base: Path | None = None) -> dict[str, Any]:
-    from dra_migrate import __version__
-
     rule_list = rules()
     index = {r["id"]: i for i, r in enumerate(rule_list)}
     root = (base or Path.cwd()).resolve()
+    anchor = run_anchor(cfg, result)
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -97,7 +103,7 @@ def document(cfg: RunConfig, result: RunResult, base: Path | None = None) -> dic
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
-                "results": [result_object(d, index, base) for d in result.all_diagnostics],
+                "results": [result_object(d, index, base, anchor) for d in result.all_diagnostics],
                 "properties": {
                     "mode": cfg.mode,
                     "targetVersion": cfg.options.target_version,

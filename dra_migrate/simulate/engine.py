@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from dra_migrate import cel  # type: ignore[attr-defined,unused-ignore]
 from dra_migrate.simulate.inventory import Device
 
 
@@ -36,7 +37,7 @@ class CelEngine:
     """Adapter over dra_migrate.cel (device_from_slice + compile_selector)."""
 
     def __init__(self) -> None:
-        from dra_migrate import cel  # type: ignore[attr-defined,unused-ignore]
+        # lazy: start-up (cel.device: ~3 ms, only __init__() needs it)
         from dra_migrate.cel.device import DeviceFormatError
 
         self._cel = cel

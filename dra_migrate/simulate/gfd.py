@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dra_migrate.simulate.inventory import Inventory, InventoryWarning, _rules
+from dra_migrate.ruleset.nvidia_cluster import cluster_rules
+from dra_migrate.simulate.inventory import Inventory, InventoryWarning
 
 DRIVER = "gpu.nvidia.com"
 _MIG_COUNT = re.compile(r"^nvidia\.com/mig-(?P<profile>.+)\.count$")
@@ -32,7 +33,7 @@ _PROFILE = re.compile(r"^(?:\d+c\.)?(?P<g>\d+)g\.\d+gb")
 
 
 def product_name(label: str) -> str:
-    table: Mapping[str, str] = _rules()["productNames"]
+    table: Mapping[str, str] = cluster_rules()["productNames"]
     if label in table:
         return table[label]
     return label.replace("-", " ", 1)
@@ -64,7 +65,7 @@ def _semver(parts: Iterable[str]) -> str | None:
 def _common_attributes(labels: Mapping[str, str], product: str) -> dict[str, dict[str, Any]]:
     attrs: dict[str, dict[str, Any]] = {"productName": {"string": product_name(product)}}
     family = labels.get("nvidia.com/gpu.family")
-    arch = _rules()["architectures"].get(family or "")
+    arch = cluster_rules()["architectures"].get(family or "")
     if arch:
         attrs["architecture"] = {"string": arch}
     major, minor = labels.get("nvidia.com/gpu.compute.major"), labels.get("nvidia.com/gpu.compute.minor")
@@ -185,7 +186,7 @@ def slices_from_node(node: Mapping[str, Any], warnings: list[InventoryWarning]) 
             if mem:
                 dev["capacity"] = {"memory": {"value": f"{mem}Mi"}}
             devices.append(dev)
-    if base and base not in _rules()["productNames"]:
+    if base and base not in cluster_rules()["productNames"]:
         warnings.append(
             InventoryWarning(
                 "lossy-label",

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-import yaml
-
-from dra_migrate._paths import RULES_DIR, SCHEMAS_DIR
+from dra_migrate.ruleset.nvidia_cluster import (
+    DeviceClass,
+    default_device_classes,
+)
 from dra_migrate.simulate.nodes import Node, node_selector_matches
-
-RULES_FILE = RULES_DIR / "simulate" / "nvidia.yaml"
-SCHEMA_FILE = SCHEMAS_DIR / "simulate-nvidia.schema.json"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -88,24 +85,6 @@ class Pool:
         # Slice order within a pool is not defined upstream (informer order); name order keeps runs
         # reproducible. Devices keep their order inside a slice.
         return [d for s in sorted(self.slices, key=lambda s: s.name) for d in s.devices]
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceClass:
-    name: str
-    selectors: tuple[str, ...]
-    extended_resource_name: str | None = None
-
-    @staticmethod
-    def from_object(obj: Mapping[str, Any]) -> DeviceClass:
-        spec = obj.get("spec") or {}
-        exprs: list[str] = []
-        for sel in spec.get("selectors") or []:
-            cel = (sel or {}).get("cel") or {}
-            # An empty string marks "no CEL selector" so the allocator can reject it like upstream does.
-            exprs.append(str(cel.get("expression", "")))
-        ext = spec.get("extendedResourceName")
-        return DeviceClass(str((obj.get("metadata") or {}).get("name", "")), tuple(exprs), ext)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,23 +158,6 @@ def parse_slice(obj: Mapping[str, Any]) -> Slice:
         devices=devices,
         unsupported=unsupported,
     )
-
-
-@cache
-def _rules() -> Mapping[str, Any]:
-    # Bundled data: tests/test_bundled_rules.py checks it against SCHEMA_FILE, so runs (every pre-commit run
-    # on a GPU file reads the device classes) skip the validation, and use the C loader.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(RULES_FILE.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (safe loader)
-    return dict(data)
-
-
-def default_device_classes() -> dict[str, DeviceClass]:
-    """The classes the NVIDIA DRA driver chart installs (rules/simulate/nvidia.yaml)."""
-    out: dict[str, DeviceClass] = {}
-    for c in _rules()["deviceClasses"]:
-        out[c["name"]] = DeviceClass(c["name"], tuple(c["selectors"]), c.get("extendedResourceName"))
-    return out
 
 
 def _slice_matches_node(s: Slice, node: Node) -> bool:
@@ -327,10 +289,3 @@ def gather_pools(slices: Sequence[Slice], node: Node) -> list[Pool]:
                 continue
         pools.append(Pool(driver, name, list(members), invalid_reason=_duplicate_device(members)))
     return pools
-
-
-def inventory_from_nodes(nodes: Iterable[Mapping[str, Any]]) -> Inventory:
-    """Expected inventory from Node objects' GFD labels (see dra_migrate.simulate.gfd)."""
-    from dra_migrate.simulate.gfd import inventory_from_nodes as build
-
-    return build(nodes)

@@ -11,16 +11,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.diagnostics import Diagnostic, Location, make
-from dra_migrate.discover import discover
+from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.frontend.replicas import replica_count
 from dra_migrate.frontend.workloads import build
 from dra_migrate.ir import DocPath
-from dra_migrate.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.plan import walk
+from dra_migrate.ruleset.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.source.compose import ComposeError
+from dra_migrate.source.discover import discover
 from dra_migrate.source.reader import SourceError, parse_source
-
-DAEMON_KINDS = ("DaemonSet",)
 
 
 @dataclass(slots=True)
@@ -76,23 +75,6 @@ class Manifests:
         return out
 
 
-def replica_count(obj: Mapping[str, Any], spec_path: DocPath) -> tuple[int, str]:
-    """Pods per pod template: `replicas` (Deployment, StatefulSet, ReplicaSet, most CRD replica specs) or
-    `parallelism` (Job, CronJob) next to the `template` holding the pod spec; 1 when unset (the API
-    defaults of both fields), for bare Pods and PodTemplates."""
-    if obj.get("kind") in DAEMON_KINDS:
-        return 0, "daemonset"
-    if len(spec_path) >= 2 and tuple(spec_path[-2:]) == ("template", "spec"):
-        parent_path = spec_path[:-2]
-        parent = walk(obj, parent_path)
-        if isinstance(parent, Mapping):
-            for key in ("replicas", "parallelism"):
-                value = parent.get(key)
-                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                    return value, ".".join(map(str, (*parent_path, key)))
-    return 1, "default"
-
-
 def _flatten(data: Any) -> list[Any]:
     if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
         return list(data["items"])
@@ -139,12 +121,12 @@ def read_source(path: str, raw: bytes, rules: KindRuleSet, out: Manifests) -> No
             elif kind == "DeviceClass":
                 out.device_classes.append(obj)
         for wl in pd.workloads:
-            obj = walk(pd.data, wl.item_path)
+            obj = wl.data  # the object itself, also for one embedded in a manifest string
             if not isinstance(obj, dict):
                 continue
             for pt in wl.pod_templates:
                 rel = pt.path[len(wl.item_path) :]
-                spec = walk(pd.data, pt.path)
+                spec = walk(obj, rel)
                 if not isinstance(spec, dict):
                     continue
                 replicas, source = replica_count(obj, rel)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dra_migrate.selection import nodematch
+from dra_migrate.lower.selection import nodematch
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class Node:
 
 
 def term_matches(term: Mapping[str, Any], node: Node) -> bool:
-    """One NodeSelectorTerm against a node (the semantics live in dra_migrate.selection.nodematch)."""
+    """One NodeSelectorTerm against a node (the semantics live in dra_migrate.lower.selection.nodematch)."""
     return nodematch.term_matches(node.labels, term, node.name)
 
 

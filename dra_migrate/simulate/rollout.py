@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dra_migrate.frontend.replicas import surge_and_unavailable
 from dra_migrate.simulate.allocator import Allocator
 from dra_migrate.simulate.cluster import ClusterState, ReplicaPlacement, commit, placement, simulate_pod
 from dra_migrate.simulate.inventory import Inventory
-from dra_migrate.simulate.surge import surge_and_unavailable
 
 __all__ = ["surge_and_unavailable"]  # kept importable from here
 

@@ -18,6 +18,12 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 MAX_DEPTH = 200
+# The YAML core schema (what the Kubernetes API reads), plus the merge key. Any other tag (`!Ref`,
+# `!!python/object/apply:...`, `!!binary`, `!!timestamp`, `!!set`) means the text is meant for another processor,
+# whose reading we do not know.
+CORE_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge")
+)
 MAX_ALIAS_EXPANSION = 10_000
 
 
@@ -92,11 +98,17 @@ def _compose(events: object) -> list[Document]:
             frame.keys[key.value] = key
         parent.items.append((key, node))
 
+    def foreign(tag: str, mark: yaml.Mark) -> None:
+        assert doc is not None
+        doc.foreign_tags.append((tag, mark.index, mark.line, mark.column))
+
     for ev in events:  # type: ignore[attr-defined]
         sm, em = ev.start_mark, ev.end_mark
         if isinstance(ev, yaml.ScalarEvent):
             style = ev.style or ""
             tag = ev.tag if ev.tag not in (None, "!") else None
+            if tag is not None and tag not in CORE_TAGS:
+                foreign(tag, sm)
             node: Node = Scalar(ev.value, style, tag, sm.index, em.index, sm.line, sm.column, ev.anchor)
             if ev.anchor:
                 anchors[ev.anchor] = node
@@ -105,6 +117,8 @@ def _compose(events: object) -> list[Document]:
             if len(stack) >= MAX_DEPTH:
                 raise ComposeError("DRA109", f"nesting deeper than {MAX_DEPTH} levels", sm.line + 1, sm.column + 1)
             tag = ev.tag if ev.tag not in (None, "!") else None
+            if tag is not None and tag not in CORE_TAGS:
+                foreign(tag, sm)
             flow = bool(ev.flow_style)
             coll: Mapping | Sequence
             if isinstance(ev, yaml.MappingStartEvent):

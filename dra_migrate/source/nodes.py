@@ -72,6 +72,8 @@ class Document:
     aliases: int = 0
     anchors: dict[str, Node] = field(default_factory=dict)
     aliased: set[str] = field(default_factory=set)  # anchor names that some alias refers to
+    # tags outside the core schema (see compose.CORE_TAGS): (tag, offset, 0-based line, 0-based column)
+    foreign_tags: list[tuple[str, int, int, int]] = field(default_factory=list)
 
 
 def deref(node: Node) -> Node:

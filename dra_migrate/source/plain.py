@@ -100,3 +100,8 @@ def _plain(node: Node | None, budget: _Budget, via_alias: int, depth: int) -> An
         for k, v in m.items():
             out.setdefault(k, v)
     return out
+
+
+def as_map(value: Any) -> dict[str, Any]:
+    """`value` when it is a mapping, else an empty one (a missing or mistyped field reads as empty)."""
+    return value if isinstance(value, dict) else {}

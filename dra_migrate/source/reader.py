@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -9,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dra_migrate.source.compose import ComposeError, compose_documents
-from dra_migrate.source.nodes import Document, Mapping, Node, Scalar, Sequence
+from dra_migrate.source.nodes import Document, Scalar
+from dra_migrate.source.templates import TEMPLATE_RE, TemplateDocument, boundaries_unambiguous, complex_key, mask
 
 BOM = "\ufeff"
-_TEMPLATE_RE = re.compile(r"\{\{-?\s*[-.$a-zA-Z(/\"]|\{%")
 
 
 @dataclass(slots=True)
@@ -25,11 +26,11 @@ class SourceFile:
     is_json: bool
     documents: list[Document] = field(default_factory=list)
     line_starts: list[int] = field(default_factory=list)
+    # the documents left out as templates (composed as empty ones)
+    template_documents: list[TemplateDocument] = field(default_factory=list)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset."""
-        import bisect
-
         i = bisect.bisect_right(self.line_starts, offset) - 1
         return i + 1, offset - self.line_starts[i] + 1
 
@@ -64,25 +65,20 @@ def parse_source(
     is_json = stripped.startswith(("{", "[")) and path.endswith(".json")
     src = SourceFile(path, raw, text, bom, newline, is_json)
     src.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    template_match = _TEMPLATE_RE.search(text)
-    if helm_template and template_match:
+    template_match = TEMPLATE_RE.search(text) if helm_template else None
+    if template_match:
         line, col = src.line_col(template_match.start())
         raise SourceError("DRA102", "Helm chart template: templates are not YAML until rendered", line, col)
     if "\t" in text:
         _check_tabs(src)
-    try:
-        src.documents = compose_documents(text) if documents is None else documents
-    except ComposeError as exc:
-        if exc.code == "DRA101" and template_match:
-            line, col = src.line_col(template_match.start())
-            raise SourceError("DRA102", "template syntax ({{ }}): not plain YAML until rendered", line, col) from None
-        raise SourceError(exc.code, exc.message, exc.line, exc.col) from None
-    if template_match:
-        for doc in src.documents:
-            bad = _complex_key(doc.root)
-            if bad is not None:
-                line, col = src.line_col(bad.start)
-                raise SourceError("DRA102", "template syntax ({{ }}): not plain YAML until rendered", line, col)
+    if documents is not None:
+        src.documents = documents
+    else:
+        try:
+            src.documents, found = compose_plain_documents(text)
+        except ComposeError as exc:
+            raise SourceError(exc.code, exc.message, exc.line, exc.col) from None
+        src.template_documents = found
     if is_json:
         try:
             json.loads(text)
@@ -102,23 +98,40 @@ def _check_tabs(src: SourceFile) -> None:
             raise SourceError("DRA112", "tab character used for indentation", i + 1, len(indent))
 
 
-def _complex_key(node: Node | None) -> Node | None:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Mapping):
-            for k, v in n.items:
-                if isinstance(k, (Mapping, Sequence)):
-                    return k
-                stack.append(v)
-        elif isinstance(n, Sequence):
-            stack.extend(n.items)
-    return None
+def compose_plain_documents(text: str) -> tuple[list[Document], list[TemplateDocument]]:
+    """The documents of `text`, and the template documents among them (composed as empty ones).
+
+    A file with template text that is YAML all the same (`"{{ x }}"` in a quoted string) composes as it is.
+    Otherwise the documents holding template text are masked out (dra_migrate.source.templates) when the
+    boundaries are unambiguous; when they are not, or nothing can be masked, the whole file is a template
+    (ComposeError DRA102)."""
+    template_match = TEMPLATE_RE.search(text)
+    try:
+        docs = compose_documents(text)
+    except ComposeError as exc:
+        if exc.code != "DRA101" or template_match is None:
+            raise
+        docs = None
+    if template_match is None:
+        assert docs is not None
+        return docs, []
+    if docs is not None and all(complex_key(d.root) is None for d in docs):
+        return docs, []
+    masked, found = mask(text) if boundaries_unambiguous(text) else (text, [])
+    if found:
+        try:
+            return compose_documents(masked), found
+        except ComposeError:
+            pass  # something else in the file is not YAML either: the whole file, as a template
+    line = text.count("\n", 0, template_match.start()) + 1
+    col = template_match.start() - (text.rfind("\n", 0, template_match.start()) + 1) + 1
+    raise ComposeError("DRA102", "template syntax ({{ }}): not plain YAML until rendered", line, col)
 
 
 def is_helm_template_path(path: Path | str) -> bool:
     """A file under a chart's templates/ directory (a Chart.yaml beside templates/)."""
-    from dra_migrate.discover import real_dir
+    # lazy: start-up (source.discover: ~2 ms, only is_helm_template_path() needs it)
+    from dra_migrate.source.discover import real_dir
 
     directory, name = os.path.split(os.fspath(path))
     real = real_dir(directory or ".")  # cached per directory: asked for every file that may hold GPU keys

@@ -10,7 +10,8 @@ import atheris
 with atheris.instrument_imports():
     import yaml
 
-    from dra_migrate.lower.context import Options, RunContext
+    from dra_migrate.config import Options
+    from dra_migrate.lower.context import RunContext
     from dra_migrate.pipeline import process_source
 
 FORBIDDEN = {"DRA901", "DRA902", "DRA903"}  # a failed self-check or a crash is a bug, whatever the input

@@ -5,12 +5,16 @@ Runs first, so no later pass translates part of such a template."""
 from __future__ import annotations
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.pass_spec import Pass
 
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
-    backed = ctx.options.extended_resource_classes
+    backed = ctx.facts.extended_resource_classes
     served = sorted({d.resource for c in tl.template.gpu_containers for d in c.demands if d.resource in backed})
     if served:
         tl.diag("DRA614", "already served by DRA: " + ", ".join(f"{r} by DeviceClass {backed[r]!r}" for r in served)
                 + "; the pod template is left as is")
         tl.skip = True
+
+
+PASS = Pass(name="already-dra", run=run, codes=("DRA614",))  # first: nothing translates part of such a template

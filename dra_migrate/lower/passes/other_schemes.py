@@ -7,7 +7,8 @@ template is left as is, with a warning saying what the DRA equivalent would need
 from __future__ import annotations
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
-from dra_migrate.resources import classify
+from dra_migrate.lower.pass_spec import Pass
+from dra_migrate.ruleset.resources import classify
 
 KAI_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 
@@ -44,3 +45,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
 def check_non_gpu(tl: TemplateLowering, ctx: RunContext) -> None:
     """The same check on pod templates without device plugin resources (KAI asks by annotation only)."""
     run(tl, ctx)
+
+
+PASS = Pass(name="other-schemes", run=run, after=("already-dra",), codes=("DRA510", "DRA511", "DRA512"),
+            non_gpu=check_non_gpu)

@@ -16,6 +16,7 @@ from typing import Any
 
 from dra_migrate.ir import ContainerRole
 from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.pass_spec import Pass
 from dra_migrate.plan import ReplaceValue, SetKey
 
 NAME = "ray-num-gpus"
@@ -54,3 +55,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         return
     tl.diag("DRA409", f"set {PARAMS}.num-gpus: \"{count}\" for this Ray group: KubeRay used to derive it "
             f"from container {ray.name!r}'s nvidia.com/gpu limit, which is now a claim")
+
+
+# After the translation (it needs the final requests); after toleration only to keep the diagnostics order.
+PASS = Pass(name=NAME, run=run, after=("toleration",), side_effects=(NAME,), codes=("DRA409", "DRA410"))

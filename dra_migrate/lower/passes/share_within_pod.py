@@ -7,10 +7,13 @@ containers see. DRA lets several containers reference one request; they then see
 
 from __future__ import annotations
 
+from dra_migrate.config import SharingOptions
 from dra_migrate.lower.backends import DeviceChoice, Request
 from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.demand import effective_demand
 from dra_migrate.lower.names import unique
-from dra_migrate.lower.passes.sharing_common import WITHIN_POD_ANNOTATION, annotation
+from dra_migrate.lower.pass_spec import Pass
+from dra_migrate.lower.passes._sharing_common import WITHIN_POD_ANNOTATION, annotation
 
 GPU = "nvidia.com/gpu"
 GPU_CLASS = "gpu.nvidia.com"
@@ -22,7 +25,7 @@ def wanted(tl: TemplateLowering, ctx: RunContext) -> bool:
         if value.lower() in ("true", "false"):
             return value.lower() == "true"
         tl.diag("DRA515", f"{WITHIN_POD_ANNOTATION}: {value!r} is not \"true\" or \"false\"; ignored")
-    return bool(ctx.options.extra.get("share_within_pod"))
+    return ctx.options.sharing.within_pod
 
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
@@ -38,6 +41,11 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     for c, _ in users:
         tl.container_refs.setdefault(c.path, []).append(name)
     tl.handled.add(GPU)
-    before = sum(n for _, n in users)
+    counts = {c.path: n for c, n in users}
+    before = effective_demand(tl.template.containers, lambda c: counts.get(c.path, 0))
     tl.diag("DRA513", f"containers {', '.join(repr(c.name) for c, _ in users)} share request {name!r} "
             f"({count} GPU(s) for the pod instead of {before})")
+
+
+PASS = Pass(name="share-within-pod", run=run, after=("sharing", "mig"), options=SharingOptions,
+            codes=("DRA513", "DRA515"))

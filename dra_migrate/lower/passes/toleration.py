@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dra_migrate.lower.context import RunContext, TemplateLowering
+from dra_migrate.lower.pass_spec import Pass
 from dra_migrate.plan import Append, ReplaceValue, SetKey
 
 TAINT_KEY = "nvidia.com/gpu"
@@ -45,3 +46,6 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
 
 def _has_key(tl: TemplateLowering, key: str) -> bool:
     return key in tl.template.present_keys
+
+
+PASS = Pass(name="toleration", run=run, after=("shared-claim",), codes=("DRA208",))  # templates that got a claim

@@ -1,0 +1,62 @@
+"""The run's writes: what the run asks of a writer, and the direct writer that does each write at once.
+
+perf.background.BackgroundWrites is the other writer (one thread, in-place rewrites synced in batches);
+run.executor.select picks one. Every write is atomic and durable with either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.emit.writer import write_atomic
+
+Job = Callable[[], list[Diagnostic]]  # a write; it returns the diagnostics of its failures
+
+
+def write_problem(where: str, exc: OSError) -> Diagnostic:
+    if isinstance(exc, PermissionError):
+        return make("DRA111", "permission denied; the file is unchanged", Location(where))
+    return make("DRA106", f"cannot write: {exc.strerror or exc}", Location(where))
+
+
+class Writes(Protocol):
+    def submit(self, where: str, job: Job) -> None:
+        """Run `job` after every write asked for before it."""
+
+    def replace(self, where: str, path: Path, data: bytes) -> None:
+        """Rewrite `path` in place with `data`, atomically and durably."""
+
+    def drain(self) -> None:
+        """Wait until every write asked for is done."""
+
+    def close(self) -> list[Diagnostic]:
+        """Finish every write; the diagnostics of their failures, in the order they were asked for."""
+
+
+class DirectWrites:
+    """Each write done when it is asked for (emit.writer.write_atomic for rewrites)."""
+
+    def __init__(self) -> None:
+        self._diagnostics: list[Diagnostic] = []
+
+    def submit(self, where: str, job: Job) -> None:
+        try:
+            self._diagnostics.extend(job())
+        except Exception as exc:  # noqa: BLE001 - reported like any failed write, never lost
+            self._diagnostics.append(make("DRA106", f"cannot write: {exc}", Location(where)))
+
+    def replace(self, where: str, path: Path, data: bytes) -> None:
+        try:
+            write_atomic(path, data)
+        except OSError as exc:
+            self._diagnostics.append(write_problem(where, exc))
+
+    def drain(self) -> None:
+        pass
+
+    def close(self) -> list[Diagnostic]:
+        out, self._diagnostics = self._diagnostics, []
+        return out
