@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunResult
+    from dra_migrate.run.model import RunResult
 
 PROGRESS_MIN_FILES = 20  # below this a run is over before a bar is worth drawing
 

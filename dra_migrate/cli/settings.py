@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from dra_migrate.cli.config import ConfigError, Resolved, resolve
 from dra_migrate.cli.options import OPTIONS, RUN
+from dra_migrate.config import Options, SharingOptions
+from dra_migrate.ruleset.features import Target, parse_feature_gates
+from dra_migrate.run.model import RunConfig
 
 if TYPE_CHECKING:
     from dra_migrate.lower.sharing.scope import ScopeMapping
-    from dra_migrate.run.driver import RunConfig
+    from dra_migrate.run.model import RunConfig
 
 
 @dataclasses.dataclass(slots=True)
@@ -114,7 +117,6 @@ def settle(r: Resolved) -> Settings:
 
 
 def feature_gates(s: Settings) -> dict[str, bool]:
-    from dra_migrate.ruleset.features import parse_feature_gates
 
     try:
         return parse_feature_gates(s.feature_gates) if s.feature_gates else {}
@@ -124,9 +126,6 @@ def feature_gates(s: Settings) -> dict[str, bool]:
 
 def run_config(s: Settings, mode: str, *, keep_ir: bool = False, progress: Any = None) -> RunConfig:
     """The migration run these settings describe (migrate, pr, plan and explain build theirs here)."""
-    from dra_migrate.config import Options, SharingOptions
-    from dra_migrate.ruleset.features import Target
-    from dra_migrate.run.driver import RunConfig
 
     options = Options(
         target_version=s.target_version,

@@ -10,6 +10,7 @@ from dra_migrate.lower.claimants import fallback_name, key_of
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.names import FileNames, unique
 from dra_migrate.lower.passes import NON_GPU_CHECKS, PASSES
+from dra_migrate.lower.skip import skip_lowering
 from dra_migrate.plan import Append, Op, ReplaceValue, SetKey
 
 
@@ -23,7 +24,6 @@ def lower_workload(
     if wl.blocked:
         return ops, docs, lowered
     ops.extend(wl.extra_ops)
-    from dra_migrate.lower.skip import skip_lowering
 
     if (skipped := skip_lowering(wl, ctx)) is not None:
         return ops, docs, [skipped]

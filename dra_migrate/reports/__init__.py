@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from dra_migrate.reports import text
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 FORMATS = ("text", "json", "sarif", "github")
 

@@ -9,7 +9,7 @@ from dra_migrate.diagnostics.model import Diagnostic, Severity
 from dra_migrate.reports.anchor import is_pseudo, run_anchor
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -9,7 +9,7 @@ from dra_migrate import __version__
 from dra_migrate.diagnostics.model import Severity
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 SCHEMA_VERSION = 1
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from dra_migrate.diagnostics.model import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunResult
+    from dra_migrate.run.model import RunResult
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

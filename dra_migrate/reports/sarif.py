@@ -13,7 +13,7 @@ from dra_migrate.diagnostics.model import Diagnostic, Severity
 from dra_migrate.reports.anchor import is_pseudo, run_anchor
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/dra-migrate/dra-migrate"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from dra_migrate.diagnostics.model import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 GROUP_OVER = 5  # a code reported more often than this is summarised...
 GROUP_SHOW = 3  # ...with its first GROUP_SHOW diagnostics

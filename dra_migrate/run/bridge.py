@@ -30,12 +30,13 @@ from dra_migrate.ruleset.kinds import load_kind_rules
 from dra_migrate.ruleset.labels import load_label_rules
 from dra_migrate.ruleset.prefilters import CLASS as CLASS_PREFILTER
 from dra_migrate.ruleset.resources import classify
+from dra_migrate.run.writes import unified_diff, write_in_place
 from dra_migrate.source.discover import discover
 from dra_migrate.source.reader import SourceError, parse_source
 
 if TYPE_CHECKING:
     from dra_migrate.lower.context import RepoFacts
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
 
 GPU_RESOURCE = "nvidia.com/gpu"
 DRIVER = "gpu.nvidia.com"
@@ -372,9 +373,6 @@ def _verdict_diagnostic(v: BridgeVerdict) -> Diagnostic:
 
 
 def _emit(cfg: RunConfig, result: RunResult, dest: Path, classes: list[dict[str, Any]]) -> None:
-    # lazy: start-up (run.driver: ~15 ms, only _emit() needs it)
-    from dra_migrate.run.driver import unified_diff
-
     for target, data in claims_files(dest, [(str(dest), c) for c in classes]).items():
         display = str(target)
         existing = target.read_bytes() if target.exists() else b""
@@ -385,7 +383,4 @@ def _emit(cfg: RunConfig, result: RunResult, dest: Path, classes: list[dict[str,
             result.diffs.append(unified_diff(display, existing, data))
         elif cfg.mode == "write":
             out = target if cfg.output_dir is None else cfg.output_dir / target.name
-            # lazy: start-up (run.driver: ~16 ms, only _emit() needs it)
-            from dra_migrate.run.driver import _write_in_place
-
-            _write_in_place(result, out, display, data)
+            result.diagnostics.extend(write_in_place(out, display, data))

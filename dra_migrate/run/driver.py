@@ -4,100 +4,49 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import itertools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dra_migrate.check.lint import lint_objects
 from dra_migrate.config import Options
-from dra_migrate.diagnostics.model import Diagnostic, Location, Severity, make
+from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, claims_target, verify_claims_file
+from dra_migrate.emit.writer import TreeWriter
 from dra_migrate.lower.context import RepoFacts, RunContext
 from dra_migrate.lower.passes import SIDE_EFFECTS  # (pipeline imports the passes anyway)
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
-from dra_migrate.ruleset.kinds import KindRule, KindRuleSet, NonWorkloadRule
+from dra_migrate.ruleset import prefilters
+from dra_migrate.ruleset.features import Target
+from dra_migrate.ruleset.kinds import KindRule, KindRuleSet, NonWorkloadRule, RuleError, load_kind_rules
+from dra_migrate.ruleset.prefilter_derive import derive_for
+from dra_migrate.run.bridge import classes_from, run_bridge, scan_paths
 from dra_migrate.run.executor import Executor, SerialExecutor, install_caches, resume_collector, select
+from dra_migrate.run.integrations import unit_names
+from dra_migrate.run.integrations.layout import Layout
+from dra_migrate.run.integrations.unit_names import related
+from dra_migrate.run.model import RunConfig, RunResult
 from dra_migrate.run.readpass import ReadOutcome, holds_repo_setting, worth_starting_early
 from dra_migrate.run.readpass import outcome as read_outcome
-from dra_migrate.run.writes import Writes, write_problem
-from dra_migrate.source.discover import Found, discover
-from dra_migrate.source.filescan import DEFAULT_MAX_BYTES, Scan, scan
+from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diagnostics, read_files, scope_diagnostics
+from dra_migrate.run.writes import Writes, unified_diff, write_in_place
+from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover, real_path
+from dra_migrate.source.filescan import Scan, scan
 from dra_migrate.source.reader import is_helm_template_path
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
     from dra_migrate.lower.names import NameTable
-    from dra_migrate.lower.sharing.scope import ScopeMapping
     from dra_migrate.perf.scout import Scout
-
-EXIT_CLEAN, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
-
-
-@dataclass(slots=True)
-class RunConfig:
-    paths: Sequence[str]
-    mode: str = "write"  # write | check | diff
-    output_dir: Path | None = None
-    claims_out: Path | None = None
-    options: Options = field(default_factory=Options)
-    excludes: Sequence[str] = ()
-    max_file_size: int = DEFAULT_MAX_BYTES
-    rule_dirs: Sequence[Path] = ()
-    sharing_configs: Sequence[Path] = ()  # device plugin configs outside the migrated paths (--sharing-config)
-    sharing_scopes: Sequence[ScopeMapping] = ()  # which workloads each config governs (sharing-scopes)
-    gitignore: bool = True  # prune what .gitignore ignores from directory walks
-    progress: Callable[[int, int, str], None] | None = None  # (index, total, file) before each file
-    jobs: int | None = None  # worker processes; None: one per CPU when there is enough to translate
-    keep_ir: bool = True  # keep each file's workload IR in the result (plan, pr); migrate needs only counts
-    # Repo-wide settings beyond the run's paths (the command line's runs): the sharing configs, DeviceClasses
-    # and kustomizations of the repository at context_root are read as a run over all of it would read them,
-    # so that a run on a few files (a pre-commit hook's) translates them as that run would (see _context_files).
-    repo_context: bool = False
-    context_root: Path | None = None  # None with repo_context: no root was found (DRA120)
-    config_file: str | None = None  # the configuration file the settings came from (reports anchor run findings)
-
-
-@dataclass(slots=True)
-class RunResult:
-    files: list[FileResult] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)  # run-level (discovery, writes)
-    new_files: dict[str, bytes] = field(default_factory=dict)  # extra files written (claims, JSON siblings)
-    diffs: list[str] = field(default_factory=list)
-    scanned: int = 0
-    stdin_output: bytes | None = None  # `-`: the text to print (migrated, or as read)
-    # How the exit code is decided (the CLI's diagnostics policy, dra_migrate.reports.policy, sets them):
-    fail_on: Severity = Severity.ERROR  # the lowest severity of a reported diagnostic that fails the run
-    changes_fail: bool = True  # False for the stdin filter: its migrated text is its output, not a finding
-    waived: set[str] = field(default_factory=set)  # failed files whose every error the user ignored
-    facts: RepoFacts = field(default_factory=RepoFacts)  # what the run's pre-pass found (plan reads the classes)
-
-    @property
-    def all_diagnostics(self) -> list[Diagnostic]:
-        out = list(self.diagnostics)
-        for f in self.files:
-            out.extend(f.diagnostics)
-        return out
-
-    @property
-    def exit_code(self) -> int:
-        fail = self.fail_on.rank
-        if any(f.failed and f.path not in self.waived for f in self.files) or any(
-            d.severity.rank >= fail for d in self.all_diagnostics
-        ):
-            return EXIT_ERROR
-        if self.changes_fail and (any(f.changed for f in self.files) or self.new_files):
-            return EXIT_CHANGED
-        return EXIT_CLEAN
-
 
 def load_rules(rule_dirs: Sequence[Path]) -> tuple[KindRuleSet | None, Diagnostic | None]:
     """The kind rules, or a DRA402 diagnostic (file:line) when a rule file is invalid."""
-    from dra_migrate.ruleset.kinds import RuleError, load_kind_rules
 
     try:
         rules = load_kind_rules(tuple(rule_dirs))
@@ -144,9 +93,6 @@ def _interruptible() -> Iterator[_Interrupt]:
 def _use_prefilter(rule_dirs: Sequence[Path]) -> None:
     """This run's prefilter strings: the generated default, plus what --rules packs add (their kinds and GPU
     fields: dra_migrate.ruleset.prefilter_derive). An invalid pack adds nothing; load_rules reports it."""
-    from dra_migrate.ruleset import prefilters
-    from dra_migrate.ruleset.kinds import RuleError
-    from dra_migrate.ruleset.prefilter_derive import derive_for
 
     try:
         prefilters.use(derive_for(rule_dirs) if rule_dirs else ())
@@ -168,7 +114,6 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     _use_prefilter(cfg.rule_dirs)
     context = _context_files(cfg, result)
     if cfg.options.strategy == "extended-resource":
-        from dra_migrate.run.bridge import run_bridge
 
         result.facts = RepoFacts(extended_resource_classes=_scan_repo_classes(cfg, context))
         run_bridge(cfg, result, result.facts)
@@ -201,8 +146,6 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         _finish(cfg, result, claims, _lint(cfg, result))
         _drop_context_findings(cfg, result, context)
         return result
-    from dra_migrate.run.integrations.layout import Layout
-    from dra_migrate.source.discover import KUSTOMIZATION_NAMES
 
     layout = Layout()
     # One read of every file. Files that cannot hold a GPU request nor a repo-wide setting are settled at once
@@ -315,7 +258,6 @@ class _Early:
         self.held.append(len(entries))
 
     def start(self, pool: Executor, entries: list[tuple[str, Any]]) -> None:
-        from dra_migrate.run.integrations.unit_names import related
 
         held, self.held = self.held, []
         waiting = related([entries[i][1][1] for i in held]) if len(held) > 1 else set()
@@ -334,7 +276,6 @@ def _scout_for(cfg: RunConfig, pool: Executor) -> Scout | None:
     scouting = sys.modules.get("dra_migrate.perf.scout")
     if scouting is None:  # never imported (perf/ removed, a forced serial run): nothing started a scout
         return None
-    from dra_migrate.ruleset import prefilters
 
     scout: Scout | None = scouting.take(cfg.paths, cfg.excludes, cfg.gitignore, cfg.max_file_size,
                                         cfg.output_dir is not None)
@@ -454,13 +395,6 @@ def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, byte
     """Repo-wide settings, from the files the run read: device plugin sharing configs (plus --sharing-config
     files kept elsewhere) with the workloads each governs (its directory tree, the kustomize builds that
     include it, or the sharing-scopes mapping), and DeviceClasses that already map an extended resource to DRA."""
-    from dra_migrate.run.bridge import classes_from
-    from dra_migrate.run.sharing_configs import (
-        inventory_from,
-        obsolete_config_diagnostics,
-        read_files,
-        scope_diagnostics,
-    )
 
     elsewhere = read_files([str(p) for p in cfg.sharing_configs], cfg.excludes)
     inv = inventory_from(files, elsewhere, kustomizations, cfg.sharing_scopes)
@@ -478,8 +412,6 @@ def _name_prepass(cfg: RunConfig, result: RunResult, rules: KindRuleSet, hits: l
     workloads or claim templates, whether the run was given those files or not (integrations.unit_names). With
     the repository context (the command line's runs), the repository's kustomizations are those the run and its
     context read; otherwise they are looked for from the files' git checkout."""
-    from dra_migrate.run.integrations import unit_names
-    from dra_migrate.source.discover import KUSTOMIZATION_NAMES
 
     if cfg.repo_context:
         for c in _settings(context):
@@ -490,7 +422,6 @@ def _name_prepass(cfg: RunConfig, result: RunResult, rules: KindRuleSet, hits: l
     seen = unit_names.Seen(walked, {os.fspath(found): raw for found, raw in hits})
     target = None
     if cfg.claims_out is not None:
-        from dra_migrate.emit.claims_file import claims_target
 
         claims_out = cfg.claims_out
 
@@ -511,7 +442,6 @@ def _scan_repo_classes(cfg: RunConfig, context: list[ContextFile]) -> dict[str, 
     when it gave some)."""
     if cfg.options.extended_resource_classes:
         return dict(cfg.options.extended_resource_classes)
-    from dra_migrate.run.bridge import classes_from, scan_paths
 
     classes = {} if list(cfg.paths) == ["-"] else scan_paths(cfg.paths, cfg.excludes)
     for name, cls in classes_from(c.raw for c in _settings(context)).items():
@@ -532,7 +462,6 @@ def _finish(
     result.diagnostics.extend(gate_override_problems(cfg.options))
     if not claims:
         return
-    from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, verify_claims_file
 
     try:
         planned = claims_files(cfg.claims_out, claims)
@@ -555,7 +484,9 @@ def _finish(
             result.diffs.append(unified_diff(display, existing, data))
         elif cfg.mode == "write":
             dest = target if cfg.output_dir is None else cfg.output_dir / target.name
-            if _write_in_place(result, dest, display, data):
+            problems = write_in_place(dest, display, data)
+            result.diagnostics.extend(problems)
+            if problems:
                 del result.new_files[display]  # refused: counted as what it is, an error, not a new file
 
 
@@ -572,7 +503,6 @@ def _interrupted(result: RunResult, interrupt: _Interrupt, before: str) -> bool:
 
 def _lint(cfg: RunConfig, result: RunResult) -> list[Diagnostic]:
     """Cross-file scheduling lints (DRA8xx) over every object the run saw, as it is after the run."""
-    from dra_migrate.check.lint import lint_objects
 
     objects = [o for f in result.files for o in f.objects]
     if not objects:
@@ -612,19 +542,11 @@ def _tree_writer(output_dir: Path) -> TreeWriter:
     """One writer per output directory and process (it remembers the directories it made)."""
     writer = _TREE_WRITERS.get(output_dir)
     if writer is None:
-        from dra_migrate.emit.writer import TreeWriter
 
         if len(_TREE_WRITERS) > 16:
             _TREE_WRITERS.clear()
         writer = _TREE_WRITERS[output_dir] = TreeWriter()
     return writer
-
-
-def _write_in_place(result: RunResult, path: Path, display: str, data: bytes) -> bool:
-    """Write `data`; True when the write was refused (reported)."""
-    problems = _in_place_job(path, display, data)
-    result.diagnostics.extend(problems)
-    return bool(problems)
 
 
 def _count_refused_writes(result: RunResult) -> None:
@@ -673,7 +595,6 @@ def _context_files(cfg: RunConfig, result: RunResult) -> list[ContextFile]:
     named_real = [Path(p).resolve() for p in named]
     if any(p.is_dir() and root.is_relative_to(p) for p in named_real):
         return []  # the run walks the whole repository itself
-    from dra_migrate.source.discover import KUSTOMIZATION_NAMES, real_path
 
     named_files = {str(p) for p in named_real if not p.is_dir()}
     named_dirs = tuple(os.path.join(str(p), "") for p in named_real if p.is_dir())
@@ -706,7 +627,6 @@ def _with_context(kept: list[tuple[Found, bytes]], context: list[ContextFile]) -
     if not context:
         return [(found.display, raw) for found, raw in kept]
     position = {c.real: i for i, c in enumerate(context)}  # the place of each in a walk of the repository
-    from dra_migrate.source.discover import real_path
 
     ordered = [(position.get(str(real_path(os.fspath(found))), len(position)), found.display, raw)
                for found, raw in kept]
@@ -752,26 +672,8 @@ def _shown(root: Path | None) -> str:
     return str(root) if rel.startswith(".." + os.sep + "..") else rel
 
 
-def _in_place_job(path: Path, display: str, data: bytes) -> list[Diagnostic]:
-    from dra_migrate.emit.writer import write_atomic
-
-    try:
-        write_atomic(path, data)
-    except OSError as exc:
-        return [write_problem(display, exc)]
-    return []
-
-
-def unified_diff(name: str, before: bytes, after: bytes) -> str:
-    a = before.decode("utf-8", "replace").splitlines(keepends=True)
-    b = after.decode("utf-8", "replace").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, "a/" + name.lstrip("/"), "b/" + name.lstrip("/"))
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
 def gate_override_problems(options: Options) -> list[Diagnostic]:
     """DRA608 for --feature-gates settings the target release would refuse (once per run)."""
-    from dra_migrate.ruleset.features import Target
 
     problems = Target(options.target_version).override_problems(options.feature_gates)
     return [make("DRA608", f"--feature-gates: {p}; the setting is ignored", Location("<run>")) for p in problems]
@@ -779,7 +681,6 @@ def gate_override_problems(options: Options) -> list[Diagnostic]:
 
 def _dra_on_by_default(target: str) -> bool:
     try:
-        from dra_migrate.ruleset.features import Target
 
         return Target(target).dra_default_on
     except (ImportError, ValueError):

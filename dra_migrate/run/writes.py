@@ -6,6 +6,7 @@ run.executor.select picks one. Every write is atomic and durable with either.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -20,6 +21,22 @@ def write_problem(where: str, exc: OSError) -> Diagnostic:
     if isinstance(exc, PermissionError):
         return make("DRA111", "permission denied; the file is unchanged", Location(where))
     return make("DRA106", f"cannot write: {exc.strerror or exc}", Location(where))
+
+
+def write_in_place(path: Path, display: str, data: bytes) -> list[Diagnostic]:
+    """Write `data` over `path` at once, atomically and durably; the diagnostics of a refused write."""
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        return [write_problem(display, exc)]
+    return []
+
+
+def unified_diff(name: str, before: bytes, after: bytes) -> str:
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, "a/" + name.lstrip("/"), "b/" + name.lstrip("/"))
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 class Writes(Protocol):

@@ -18,7 +18,8 @@ from dra_migrate.lower.context import RunContext
 from dra_migrate.pipeline import FileResult, process_source
 from dra_migrate.ruleset.kinds import RuleError, load_kind_rules, resolve
 from dra_migrate.ruleset.resources import classify
-from dra_migrate.run.driver import EXIT_ERROR, RunConfig, run_migration
+from dra_migrate.run.driver import RunConfig, run_migration
+from dra_migrate.run.model import EXIT_ERROR
 from tests.conftest import CORPUS, GOLDEN
 from tests.golden_runner import case_args
 from tests.oracle import documents

@@ -25,6 +25,7 @@ from dra_migrate.lower.context import InitDemand, RunContext, TemplateLowering
 from dra_migrate.lower.names import dns_label, unique
 from dra_migrate.lower.pass_spec import Pass
 from dra_migrate.lower.passes._sharing_common import inventory
+from dra_migrate.lower.passes.selection import first_available_allowed
 from dra_migrate.ruleset.resources import classify
 
 GPU = "nvidia.com/gpu"
@@ -153,7 +154,6 @@ def _evidence(tl: TemplateLowering) -> str:
 
 
 def _first_available(ctx: RunContext) -> bool:
-    from dra_migrate.lower.passes.selection import first_available_allowed
 
     return first_available_allowed(ctx)
 

@@ -13,8 +13,10 @@ from dra_migrate.lower.backends import DeviceChoice, Request
 from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.pass_spec import Pass
 from dra_migrate.lower.passes._sharing_common import EXCLUSIVE, SHARING_ANNOTATION, annotation
+from dra_migrate.lower.selection import SelectionInput, translate_selection
 from dra_migrate.lower.selection.translate import AFFINITY, NODE_SELECTOR
 from dra_migrate.plan import DeleteItem, DeleteKey, Op, ReplaceValue
+from dra_migrate.ruleset.features import Target
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -35,7 +37,6 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     preferred = node_affinity.get(PREFERRED)
     if not pt.node_selector and not terms and not preferred:
         return
-    from dra_migrate.lower.selection import SelectionInput, translate_selection
 
     # a request that is already a firstAvailable list (MIG single strategy: a full GPU or a slice) cannot also
     # carry preferences: those stay on the node affinity as written
@@ -227,7 +228,6 @@ def _subrequest_names(n: int) -> list[str]:
 
 def first_available_allowed(ctx: RunContext) -> bool:
     try:
-        from dra_migrate.ruleset.features import Target
 
         return Target(ctx.options.target_version).feature_usable("firstAvailable", ctx.options.feature_gates)
     except (ImportError, ValueError, KeyError):

@@ -33,8 +33,10 @@ from typing import Any
 
 from dra_migrate.config import SharingOptions
 from dra_migrate.frontend.mig import MIG_CLASS, memory_mib, profile_from_resource, selector
+from dra_migrate.frontend.replicas import surge_and_unavailable
 from dra_migrate.ir import ContainerRole, Workload
 from dra_migrate.lower.backends import DeviceChoice, Request, request_object
+from dra_migrate.lower.claimants import template_role
 from dra_migrate.lower.context import InitDemand, RunContext, TemplateLowering
 from dra_migrate.lower.demand import count_of, effective_demand
 from dra_migrate.lower.names import dns_label, unique
@@ -52,6 +54,7 @@ from dra_migrate.lower.passes._sharing_common import (
 from dra_migrate.lower.sharing.model import MPS, TIME_SLICING, SharingConfig
 from dra_migrate.lower.sharing.opaque import gpu_sharing_parameters, opaque_config
 from dra_migrate.lower.sharing.renamed import renamed_nodes_kept, renamed_refusal
+from dra_migrate.ruleset.features import Target, feature_problem
 from dra_migrate.ruleset.resources import classify
 
 GPU_CLASS = "gpu.nvidia.com"
@@ -267,7 +270,6 @@ def _consumable_usable(tl: TemplateLowering, ctx: RunContext, s: Shared) -> str:
             "so the consumable form is not used",
         )
         return EXCLUSIVE if tl.workload.kind == "DaemonSet" else SHARED_CLAIM
-    from dra_migrate.ruleset.features import feature_problem
 
     problem = feature_problem(ctx.options.target_version, "consumableCapacity", ctx.options.feature_gates)
     if problem is not None and problem[0] != "DRA609":
@@ -288,7 +290,6 @@ def peak_pods(wl: Workload) -> tuple[int | None, str]:
         return 1, "one Pod"
     replicas = f"{wl.replicas} replica{'' if wl.replicas == 1 else 's'}"
     if wl.kind == "Deployment":
-        from dra_migrate.frontend.replicas import surge_and_unavailable
 
         strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else None
         su = surge_and_unavailable(strategy, wl.replicas)
@@ -309,7 +310,6 @@ def peak_pods(wl: Workload) -> tuple[int | None, str]:
 
 def _not_shareable(s: Shared, pods: int | None, why: str, ctx: RunContext) -> str | None:
     """Why the workload's pods do not get one shared claim (None: they do)."""
-    from dra_migrate.ruleset.features import Target
 
     reserved = Target(ctx.options.target_version).reserved_for_limit()
     if pods is None:
@@ -426,7 +426,6 @@ def _consumable(tl: TemplateLowering, plan: Plan) -> None:
 
 
 def _claim_suffix(tl: TemplateLowering, s: Shared) -> str:
-    from dra_migrate.lower.claimants import template_role
 
     role = template_role(tl.workload, tl.template)  # (), or e.g. ('worker',) for one of several
     what = f"mig-{s.profile}" if s.profile else "gpu"

@@ -16,17 +16,17 @@ from dra_migrate.emit.claims_file import claims_target
 from dra_migrate.pipeline import might_need_migration
 from dra_migrate.run.integrations import kustomize
 from dra_migrate.run.integrations.kustomize import Kustomization
-from dra_migrate.run.integrations.kustomize_layout import parse_docs, refusal
+from dra_migrate.run.integrations.kustomize_files import parse_docs, refusal
 from dra_migrate.run.integrations.kustomize_model import Builder, Instance
 from dra_migrate.run.integrations.kustomize_patches import Analysis
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex
 from dra_migrate.source.helm import GPU_TEXT_RE
 
 if TYPE_CHECKING:
-    from dra_migrate.run.integrations.kustomize_layout import KustomizeRun, Prepared
+    from dra_migrate.run.integrations.kustomize_files import KustomizeFiles, Prepared
 
 
-def prepare(run: KustomizeRun, p: Prepared, claims_out: Path | None) -> None:
+def prepare(run: KustomizeFiles, p: Prepared, claims_out: Path | None) -> None:
     # lazy: start-up (run.integrations.kustomize_finish: ~9 ms, only prepare() needs it)
     from dra_migrate.run.integrations.kustomize_finish import plan, render_plan
 
@@ -73,7 +73,7 @@ def prepare(run: KustomizeRun, p: Prepared, claims_out: Path | None) -> None:
     _report(run, p, problems)
 
 
-def _sources(run: KustomizeRun, claims_out: Path | None, migrating: set[Path]) -> dict[Path, set[Path]]:
+def _sources(run: KustomizeFiles, claims_out: Path | None, migrating: set[Path]) -> dict[Path, set[Path]]:
     """The new claims file each migrated file would write to, as the run will (emit.claims_file)."""
     out: dict[Path, set[Path]] = {}
     for f in migrating:
@@ -82,7 +82,7 @@ def _sources(run: KustomizeRun, claims_out: Path | None, migrating: set[Path]) -
     return out
 
 
-def _relevant(run: KustomizeRun, index: object, k: Kustomization, candidates: set[Path]) -> bool:
+def _relevant(run: KustomizeFiles, index: object, k: Kustomization, candidates: set[Path]) -> bool:
     """Whether the build of root `k` needs the patch model: it has patches, and GPU workloads or GPU patches."""
     assert isinstance(index, BuildIndex)
     under = index.kustomizations_under(k)
@@ -97,7 +97,7 @@ def _gpu_text(text: str) -> bool:
     return might_need_migration(text.encode())
 
 
-def _changes(run: KustomizeRun, file: Path) -> bool:
+def _changes(run: KustomizeFiles, file: Path) -> bool:
     """Whether the compiler rewrites the file's objects: known for the files the patch analysis translated;
     for the others (most of them: translating is the run's job, in parallel), whether it names a GPU."""
     raw = run._raw.get(file)
@@ -127,7 +127,7 @@ def _originals(raw: bytes, file: Path) -> list[object]:
     return out
 
 
-def _creates(run: KustomizeRun, file: Path) -> bool:
+def _creates(run: KustomizeFiles, file: Path) -> bool:
     """Whether migrating the file creates objects (claim templates) that go to another file."""
     raw = run._raw.get(file)
     t = run.known_translation(file)
@@ -136,7 +136,7 @@ def _creates(run: KustomizeRun, file: Path) -> bool:
     return t.refused is None and len(t.objects) > len(_originals(raw, file))
 
 
-def _claims_placement(run: KustomizeRun, p: Prepared, claims_out: Path | None, candidates: set[Path],
+def _claims_placement(run: KustomizeFiles, p: Prepared, claims_out: Path | None, candidates: set[Path],
                       refuse: object) -> None:
     """A file that receives new claim objects (--claims-out, the sibling of a JSON file) must be in the
     builds of the workloads that reference them: added to the resources of each kustomization listing the
@@ -172,7 +172,7 @@ def _claims_placement(run: KustomizeRun, p: Prepared, claims_out: Path | None, c
                        "refuses an object twice; use a --claims-out directory (a file per source)")
 
 
-def _report(run: KustomizeRun, p: Prepared, problems: dict[Path, list[tuple[str, str]]]) -> None:
+def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[str, str]]]) -> None:
     """The diagnostics a refused file, a patch that stays, gets in place of its translation."""
     d = p.decisions
     for f, whys in d.refused.items():

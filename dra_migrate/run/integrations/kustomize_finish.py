@@ -33,17 +33,18 @@ from dra_migrate.run.integrations.kustomize_edit import (
     text_after,
 )
 from dra_migrate.run.integrations.kustomize_facts import name_reference_config
-from dra_migrate.run.integrations.kustomize_layout import (
+from dra_migrate.run.integrations.kustomize_files import (
     NAMEREF_FILE,
     PATCH_HEADER,
-    KustomizeRun,
+    KustomizeFiles,
     Prepared,
     display_of,
+    gpu_line,
     parse_docs,
 )
 from dra_migrate.run.integrations.kustomize_model import PatchDoc
 from dra_migrate.run.integrations.kustomize_patches import ClaimPatch, claim_refs
-from dra_migrate.run.writes import write_problem
+from dra_migrate.run.writes import unified_diff, write_problem
 from dra_migrate.source.helm import gpu_key_lines
 
 Need = tuple[Path, str, str]  # (workload file that needs the edit, code if it cannot be made, what it is)
@@ -81,7 +82,7 @@ class Plan:
         self.created[path] = data
 
 
-def plan(run: KustomizeRun, p: Prepared, migrated: set[Path], finals: dict[Path, list[dict[str, Any]]],
+def plan(run: KustomizeFiles, p: Prepared, migrated: set[Path], finals: dict[Path, list[dict[str, Any]]],
          sources: dict[Path, set[Path]], predicting: bool = False) -> Plan:
     """The edits for `migrated` (files whose workloads are migrated), `finals` (their objects after the
     migration) and `sources` (each new claims file and the files whose objects go there). `predicting`: before
@@ -172,7 +173,7 @@ def plan(run: KustomizeRun, p: Prepared, migrated: set[Path], finals: dict[Path,
     return out
 
 
-def render_plan(run: KustomizeRun, p: Prepared, pl: Plan) -> dict[Path, tuple[bytes, bytes] | str]:
+def render_plan(run: KustomizeFiles, p: Prepared, pl: Plan) -> dict[Path, tuple[bytes, bytes] | str]:
     """(old, new) bytes of every file the plan edits, or why it cannot be edited."""
     out: dict[Path, tuple[bytes, bytes] | str] = {path: why for path, why in pl.problems.items()}
     displays = {k.path: k.display for k in p.index.by_dir.values()}
@@ -235,7 +236,7 @@ def _combine(ops: list[Op], data: Any) -> list[Op]:
     return rest + others
 
 
-def finish(run: KustomizeRun, p: Prepared, cfg: Any, result: Any) -> None:
+def finish(run: KustomizeFiles, p: Prepared, cfg: Any, result: Any) -> None:
     """The edits, made from the run's results."""
     by_real = {_real(fr.path): fr for fr in result.files if fr.path != "<stdin>"}
     migrated = {real for real, fr in by_real.items() if fr.changed and not fr.failed}
@@ -297,9 +298,6 @@ def _carried(pd: PatchDoc, insts: Iterable[Any], removed: bool, displays: dict[P
     if pd.entry.path is not None and not removed:
         display = displays.get(pd.entry.path) or display_of(pd.entry.path)
         try:
-            # lazy: optional: the fallback below runs without it
-            from dra_migrate.run.integrations.kustomize_layout import gpu_line
-
             line, col = gpu_line(pd.entry.path.read_bytes())
         except OSError:
             line, col = 0, 0
@@ -367,7 +365,7 @@ def _real(display: str) -> Path:
     return Path(os.path.realpath(display))
 
 
-def _disk_objects(run: KustomizeRun, path: Path) -> list[dict[str, Any]]:
+def _disk_objects(run: KustomizeFiles, path: Path) -> list[dict[str, Any]]:
     """The objects of a file the run did not translate, when they may reference claims (a file migrated before)."""
     try:
         raw = path.read_bytes()
@@ -403,9 +401,6 @@ def _dedup(additions: dict[str, list[Any]]) -> dict[str, list[Any]]:
 
 
 def _emit(cfg: Any, result: Any, path: Path, display: str, old: bytes, new: bytes) -> None:
-    # lazy: start-up (run.driver: ~13 ms, only _emit() needs it)
-    from dra_migrate.run.driver import unified_diff
-
     if cfg.mode == "diff":
         result.diffs.append(unified_diff(display, old, new))
     elif cfg.mode == "write":

@@ -13,71 +13,39 @@ edits once the workloads are migrated.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.diagnostics.model import Diagnostic
 from dra_migrate.lower.context import RunContext
-from dra_migrate.pipeline import might_need_migration, process_source
 from dra_migrate.run.integrations import kustomize
-from dra_migrate.run.integrations.kustomize import Kustomization, PatchEntry
-from dra_migrate.run.integrations.kustomize_model import PatchDoc
-from dra_migrate.run.integrations.kustomize_patches import Decisions, Translation
+from dra_migrate.run.integrations.kustomize import Kustomization
+from dra_migrate.run.integrations.kustomize_files import KustomizeFiles, Prepared, display_of, resolved
+from dra_migrate.run.integrations.kustomize_patches import Decisions
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex, discover_kustomizations
-from dra_migrate.source.helm import GPU_TEXT_RE
 
 if TYPE_CHECKING:
     from dra_migrate.ruleset.kinds import KindRuleSet
     from dra_migrate.source.discover import Found
 
-NAMEREF_FILE = "dra-nameref.yaml"
-PATCH_HEADER = "# dra-migrate: "
 
+class KustomizeRun(KustomizeFiles):
+    """Drives the kustomize part of a run: notes the kustomizations read, prepares the decisions before translation
+    (kustomize_checks), answers for the files it reports instead of migrating, makes the edits at the end
+    (kustomize_finish)."""
 
-@dataclass(slots=True)
-class Prepared:
-    index: BuildIndex
-    decisions: Decisions
-    editable: set[Path]  # kustomization files the run may edit
-    refused: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # candidate file → why not migrated
-    reports: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # patch file / kustomization → reports
-    run_reports: dict[Path, list[Diagnostic]] = field(default_factory=dict)  # about files the run does not route
-    patch_problems: dict[tuple[Path, str, int], str] = field(default_factory=dict)  # patches that do not load
-    config_files: set[Path] = field(default_factory=set)  # listed under configurations: (not manifests)
-    patch_files: set[Path] = field(default_factory=set)
-
-
-def _real(p: Path | str) -> Path:
-    return Path(os.path.realpath(p))
-
-
-def display_of(path: Path) -> str:
-    """A path as diagnostics show it: relative to the working directory when it is under it."""
-    rel = os.path.relpath(path)
-    return path.as_posix() if rel.startswith("..") else rel
-
-
-class KustomizeRun:
     def __init__(self) -> None:
+        super().__init__()
         self.noted: dict[Path, tuple[Found, bytes]] = {}  # kustomization files the walk read, by real path
         self.prepared: Prepared | None = None
-        self._raw: dict[Path, bytes] = {}  # the files that may need migration, by real path
-        self._display: dict[Path, str] = {}
-        self._translations: dict[Path, Translation | None] = {}
-        self._rules: KindRuleSet | None = None
-        self._run: RunContext | None = None  # the run's: its options and pre-pass facts
 
     # --- during the read --------------------------------------------------------------------------------
 
     def note(self, found: Found, raw: bytes) -> None:
         if found.name in kustomize.KUSTOMIZATION_NAMES:
-            self.noted.setdefault(_real(found.path), (found, raw))
+            self.noted.setdefault(resolved(found.path), (found, raw))
 
     # --- before translation ------------------------------------------------------------------------------
 
@@ -90,7 +58,7 @@ class KustomizeRun:
 
         self._rules, self._run = rules, run
         for found, raw in candidates:
-            real = _real(found.path)
+            real = resolved(found.path)
             self._raw[real] = raw
             self._display[real] = found.display
         loaded: dict[Path, Kustomization] = {}
@@ -115,58 +83,13 @@ class KustomizeRun:
         self.prepared = Prepared(index, Decisions(), editable)
         kustomize_checks.prepare(self, self.prepared, claims_out)
 
-    def translate(self, display: str, text: str) -> Translation:
-        """The compiler on a text (fresh names), as plain objects."""
-        assert self._run is not None
-        # no self-check here: the run's own translation of the file checks what is written
-        fresh = RunContext(self._run.options, facts=self._run.facts)
-        fr = process_source(display, text.encode("utf-8"), fresh, rules=self._rules,
-                            self_check=False)
-        return translation_of(fr.output if fr.output is not None else fr.original, fr.new_documents,
-                              fr.diagnostics if fr.failed else None)
-
-    def translated_file(self, path: Path) -> Translation | None:
-        """The compiler on a file the run will translate; None for any other file."""
-        if path not in self._translations:
-            raw = self._raw.get(path)
-            self._translations[path] = None if raw is None else self.translate(self._display[path],
-                                                                               raw.decode("utf-8", "replace"))
-        return self._translations[path]
-
-    def known_translation(self, path: Path) -> Translation | None:
-        """The compiler's answer on a file, if the patch analysis asked for it already."""
-        return self._translations.get(path)
-
-    def docs(self, path: Path) -> list[Any] | None:
-        raw = self._raw.get(path)
-        try:
-            return parse_docs(raw if raw is not None else path.read_bytes(), path.suffix == ".json")
-        except (OSError, ValueError):
-            return None
-
-    def patch_docs(self, entry: PatchEntry, k: Kustomization) -> tuple[list[Any], str | None]:
-        try:
-            if entry.path is not None:
-                raw = self._raw.get(entry.path)
-                return parse_docs(raw if raw is not None else entry.path.read_bytes(),
-                                  entry.path.suffix == ".json"), None
-            assert entry.text is not None
-            return parse_docs(entry.text.encode("utf-8"), entry.text.lstrip().startswith("[")), None
-        except OSError as exc:
-            return [], f"cannot read the patch: {exc.strerror}"
-        except ValueError as exc:
-            return [], f"the patch does not parse: {exc}"
-
-    def mentions_gpu(self, pd: PatchDoc) -> bool:
-        return might_need_migration(json.dumps(pd.data).encode())
-
     # --- during translation ------------------------------------------------------------------------------
 
     def intercept(self, found: Found, raw: bytes) -> list[Diagnostic] | None:
         p = self.prepared
         if p is None:
             return None
-        real = _real(found.path)
+        real = resolved(found.path)
         if real in p.refused:
             return p.refused[real]
         if real in p.reports or real in p.patch_files or real in p.config_files:
@@ -177,7 +100,7 @@ class KustomizeRun:
         p = self.prepared
         if p is None:
             return None
-        return p.reports.get(_real(found.path))
+        return p.reports.get(resolved(found.path))
 
     # --- after translation ---------------------------------------------------------------------------------
 
@@ -199,7 +122,7 @@ def _listing(file: Path, loaded: dict[Path, Kustomization], near: dict[Path, Kus
     for _ in range(8):
         if d not in near:
             found = kustomize.find_kustomization(d)
-            near[d] = None if found is None else loaded.get(_real(found)) or kustomize.load(_real(found),
+            near[d] = None if found is None else loaded.get(resolved(found)) or kustomize.load(resolved(found),
                                                                                            display_of(found))
         k = near[d]
         if k is not None and file in {t for _e, t, _l in k.resources}:
@@ -208,46 +131,3 @@ def _listing(file: Path, loaded: dict[Path, Kustomization], near: dict[Path, Kus
             break
         d = d.parent
     return out
-
-
-def parse_docs(raw: bytes, is_json: bool) -> list[Any]:
-    """The plain documents of a file (ValueError when it does not parse)."""
-    text = raw.decode("utf-8").removeprefix("\ufeff")
-    if is_json:
-        return [json.loads(text)]
-    try:
-        return [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))]  # noqa: S506
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc).splitlines()[0]) from None
-
-
-def translation_of(output: bytes, new_documents: list[dict[str, Any]], errors: list[Diagnostic] | None
-                   ) -> Translation:
-    if errors is not None:
-        first = next((d for d in errors if d.severity.name == "ERROR"), errors[0] if errors else None)
-        return Translation([], f"{first.code}: {first.message}" if first else "the compiler failed")
-    try:
-        docs = parse_docs(output, output.lstrip().startswith(b"{"))
-    except ValueError as exc:
-        return Translation([], str(exc))
-    objects: list[dict[str, Any]] = []
-    for d in docs:
-        if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
-            objects.extend(i for i in d["items"] if isinstance(i, dict))
-        elif isinstance(d, dict):
-            objects.append(d)
-    objects.extend(new_documents)
-    return Translation(objects)
-
-
-def gpu_line(raw: bytes) -> tuple[int, int]:
-    for i, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
-        m = GPU_TEXT_RE.search(line)
-        if m and not line.lstrip().startswith("#"):
-            return i, m.start() + 1
-    return 1, 1
-
-
-def refusal(display: str, raw: bytes, code: str, message: str) -> Diagnostic:
-    line, col = gpu_line(raw)
-    return make(code, message, Location(display, line, col))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from dra_migrate.lower.context import RunContext
     from dra_migrate.pipeline import FileResult
     from dra_migrate.ruleset.kinds import KindRuleSet
-    from dra_migrate.run.driver import RunConfig, RunResult
+    from dra_migrate.run.model import RunConfig, RunResult
     from dra_migrate.source.discover import Found
 
 
