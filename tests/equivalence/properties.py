@@ -15,7 +15,8 @@ in-process. Each check returns the differences it found; an empty list means the
   migrated one is not.
 
 Scope, the oracle's one modelling assumption: nodes where `nvidia.com/gpu` is a MIG slice (single strategy,
-GKE partitions) count for a pod only if its node selection names a MIG-slicing label, and sharing nodes
+GKE partitions) count for a pod only if its node selection asks for a MIG-slicing label (a NotIn or
+DoesNotExist keeps a pod away from some slices; it does not say the pod runs on slices), and sharing nodes
 (time-slicing, MPS, GKE sharing pools) only if it names a sharing label or requests a `.shared` resource
 (renamed sharing nodes: only if it requests a `.shared` resource, as no other pod ran there). A repository
 that does not say that a pod runs on slices or replicas is migrated to whole devices by design (DRA508), so
@@ -402,13 +403,15 @@ class Pod:
 
 # --- helpers on pod specs -----------------------------------------------------------------------------------
 
-def _selection(spec: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
-    """(label key, values) of the pod's nodeSelector and required node affinity."""
+def _selection(spec: Mapping[str, Any], positive: bool = False) -> Iterator[tuple[str, list[str]]]:
+    """(label key, values) of the pod's nodeSelector and required node affinity; `positive`: only the terms that
+    ask for a label (nodeSelector, In, Exists, Gt, Lt), not those that keep a pod away from it (NotIn,
+    DoesNotExist: they do not say the pod runs where the label is)."""
     for k, v in (spec.get("nodeSelector") or {}).items():
         yield str(k), [str(v)]
     for term in required_terms(spec) or []:
         for e in term.get("matchExpressions") or []:
-            if isinstance(e, dict):
+            if isinstance(e, dict) and not (positive and e.get("operator") in ("NotIn", "DoesNotExist")):
                 yield str(e.get("key")), [str(v) for v in e.get("values") or []]
 
 
@@ -418,14 +421,14 @@ def selected_values(spec: Mapping[str, Any], key: str) -> set[str]:
 
 def names_slicing(spec: Mapping[str, Any]) -> bool:
     return any(SLICING_KEYS.match(k) or (k.endswith(".product") and any("-MIG-" in v for v in vs))
-               for k, vs in _selection(spec))
+               for k, vs in _selection(spec, positive=True))
 
 
 def names_sharing(spec: Mapping[str, Any], containers: B.Containers) -> bool:
     if any(r.endswith(".shared") for _role, _n, lim in containers for r in lim):
         return True
     return any(SHARING_KEYS.match(k) or (k.endswith(".product") and any(v.endswith("-SHARED") for v in vs))
-               for k, vs in _selection(spec))
+               for k, vs in _selection(spec, positive=True))
 
 
 def _counter(c: Mapping[str, int]) -> str:

@@ -145,10 +145,15 @@ def _ref(key: tuple[str, str, str]) -> str:
     return f"{kind}/{ns + '/' if ns else ''}{name}"
 
 
+# Labels GFD sets only on MIG single-strategy nodes, for the slice (gpu-feature-discovery.md): a pod selecting
+# them ran on slices, which this test's device plugin model (whole GPUs per nvidia.com/gpu) does not describe.
+_SLICE_ONLY = re.compile(r"^nvidia\.com/gpu\.(multiprocessors|slices\..*|engines\..*)$")
+
+
 def _single_strategy(spec: Mapping[str, Any]) -> bool:
     ns = spec.get("nodeSelector") or {}
     return ns.get("nvidia.com/mig.strategy") == "single" or "-MIG-" in yaml.safe_dump(spec.get("affinity") or {}) \
-        or "-MIG-" in str(ns.get("nvidia.com/gpu.product", ""))
+        or "-MIG-" in str(ns.get("nvidia.com/gpu.product", "")) or any(_SLICE_ONLY.match(str(k)) for k in ns)
 
 
 Pod = tuple[str, dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]]

@@ -196,8 +196,77 @@ def test_every_emitted_opaque_config_validates(case: Path, tmp_path: Path) -> No
                 assert schema_errors(cfg["opaque"]["parameters"]) == []
 
 
+TIME_SLICING_4 = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: time-slicing-config
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+"""
+
+TWO_SHARING_WORKLOADS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: app
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+      - name: sidecar
+        image: metrics
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: worker
+  namespace: apps
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: worker}
+  template:
+    metadata:
+      labels: {app: worker}
+    spec:
+      containers:
+      - name: worker
+        image: worker
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
 def test_every_workload_gets_its_own_shared_claim_with_its_own_requests(tmp_path: Path) -> None:
-    files, _d, _c = run_case(GOLDEN / "sharing-gpu-shared-renamed", tmp_path)
+    # (a renamed `.shared` resource is left on the device plugin, DRA527: golden sharing-gpu-shared-renamed)
+    case, work = tmp_path / "case", tmp_path / "work"
+    case.mkdir()
+    work.mkdir()
+    (case / "input-1.yaml").write_text(TIME_SLICING_4)
+    (case / "input-2.yaml").write_text(TWO_SHARING_WORKLOADS)
+    files, _d, _c = run_case(case, work)
     objs = documents(files["input-2.yaml"], "input-2.yaml")
     claims = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ResourceClaim"}
     assert sorted(claims) == ["web-shared-gpu", "worker-shared-gpu"]
