@@ -1,9 +1,9 @@
 """--jobs N gives exactly the outcome of --jobs 1: files, diffs, diagnostics (in order), JSON report.
 
 The tree is built to stress what is run-wide: the same workload names in the same namespace in many files
-(template names must stay unique across the run), existing ResourceClaimTemplates that reserve names,
-shared-claim groups spanning many files (one claim emitted once, running pod counts in the messages),
-invalid files, and files without GPU keys."""
+(template names must stay unique across the run), existing ResourceClaimTemplates that reserve names, a
+time-slicing config governing one team's directory (shared ResourceClaims whose names workers in other
+chunks may take too), invalid files, and files without GPU keys."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from dra_migrate.lower.context import RepoFacts
 from dra_migrate.perf import parallel
 from dra_migrate.reports.json import render as report_json
 from dra_migrate.run.driver import RunConfig, RunResult, run_migration
+from dra_migrate.run.sharing_configs import inventory_from
 
 WORKLOAD = """apiVersion: apps/v1
 kind: {kind}
@@ -52,11 +53,29 @@ spec:
             deviceClassName: gpu.nvidia.com
 """
 PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{n}\n  namespace: {ns}\ndata:\n  a: b\n"
+TIME_SLICING = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: time-slicing-config
+  namespace: gpu-operator
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+"""
 INVALID = "apiVersion: v1\nkind: Pod\nmetadata: {{name: broken{n}\nspec:\n  nvidia.com/gpu: 1\n"
 
 
-def make_tree(root: Path, files: int = 300, seed: int = 7) -> None:
+def make_tree(root: Path, files: int = 300, seed: int = 7, sharing: bool = True) -> None:
+    """`sharing`: with the time-slicing config (a repo-wide setting: then nothing is translated during the read)."""
     rnd = random.Random(seed)
+    if sharing:
+        (root / "team0").mkdir(parents=True)
+        (root / "team0" / "time-slicing.yaml").write_text(TIME_SLICING)  # governs team0/** (shared claims there)
     for n in range(files):
         d = root / f"team{n % 7}" / f"app{n % 13}"
         d.mkdir(parents=True, exist_ok=True)
@@ -68,10 +87,10 @@ def make_tree(root: Path, files: int = 300, seed: int = 7) -> None:
             text = INVALID.format(n=n)
         else:
             name = rnd.choice(["trainer", "trainer", "infer", f"job-{n}", f"svc-{n}"])
-            shared = rnd.random() < 0.2
+            rnd.random()  # (the draw that once chose a renamed .shared resource: the tree stays the same)
             text = WORKLOAD.format(
                 kind=rnd.choice(["Deployment", "StatefulSet"]), name=name, ns=ns, replicas=rnd.randint(1, 3),
-                resource="nvidia.com/gpu.shared" if shared else "nvidia.com/gpu", count=rnd.randint(1, 2),
+                resource="nvidia.com/gpu", count=rnd.randint(1, 2),
             )
             if rnd.random() < 0.1:  # a name that later files' templates must avoid
                 text += EXISTING_RCT.format(name=rnd.choice(["trainer-gpu", "infer-gpu", "shared-gpu"]), ns=ns)
@@ -142,7 +161,7 @@ def test_jobs_2_is_byte_identical_to_serial(
     codes = {d["code"] for d in doc["diagnostics"]}
     assert {"DRA101", "DRA502", "DRA201"} <= codes  # invalid files, shared claims, templates all present
     if mode == "write":
-        assert len(serial_files) == 300
+        assert len(serial_files) == 301
         texts = b"\n".join(serial_files.values())
         assert b"name: trainer-statefulset-gpu" in texts or b"name: trainer-gpu-2" in texts  # collisions renamed
 
@@ -213,7 +232,7 @@ def test_translation_started_during_the_read_gives_the_serial_outcome(
     # --jobs 2 starts translating while it still reads. A kustomize patch met early is skipped once the layout
     # is known; a sharing config met late (after translation started) sends everything back to the start.
     tree = tmp_path / "repo"
-    make_tree(tree)
+    make_tree(tree, sharing=False)
     patch_dir = tree / "kust"
     patch_dir.mkdir()
     (patch_dir / "m000.yaml").write_text(WORKLOAD.format(
@@ -256,13 +275,15 @@ def test_a_worker_keeps_its_claim_names_across_chunks_in_file_order(monkeypatch:
     from dra_migrate.run.driver import load_rules
 
     rules, _problem = load_rules([])
-    monkeypatch.setattr(parallel, "_WORKER", dict(options=Options(), facts=RepoFacts(), rules=rules,
+    # the config beside the files governs them (its directory and below)
+    sharing = inventory_from([("time-slicing.yaml", TIME_SLICING.encode()), ("f5.yaml", b"")])
+    monkeypatch.setattr(parallel, "_WORKER", dict(options=Options(), facts=RepoFacts(sharing=sharing), rules=rules,
                                                   claims_elsewhere=False, keep_ir=False, namer=None))
 
     def claims(position: int, kind: str) -> list[Any]:
         # two pods at once either way (a Deployment's one replica and its rolling-update surge pod)
         text = WORKLOAD.format(kind=kind, name="web", ns="a", replicas=1 if kind == "Deployment" else 2,
-                               resource="nvidia.com/gpu.shared", count=1).encode()
+                               resource="nvidia.com/gpu", count=1).encode()
         [(fr, trace)] = parallel._translate_chunk([(f"f{position}.yaml", text, False, position, None)])
         assert fr.changed
         return sorted({returned for op, _args, returned in trace if op == "claim_name"})

@@ -159,7 +159,7 @@ def test_a_finished_scout_is_reaped_when_its_last_frame_is_read(tmp_path: Path, 
     assert taken is not None
     diagnostics: list[object] = []
     files = list(taken.reads(diagnostics))  # type: ignore[arg-type]
-    assert len(files) == 20
+    assert len(files) == 21  # the 20 manifests and the time-slicing config
     assert sum(isinstance(f, str) for f, _scan in files) >= 1  # the ConfigMaps: only their path comes back
     with pytest.raises(ChildProcessError):
         os.waitpid(taken.pid, os.WNOHANG)
