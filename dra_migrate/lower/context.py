@@ -13,6 +13,7 @@ from dra_migrate.ir import Container, DocPath, PodTemplate, Workload
 from dra_migrate.lower.backends import DeviceChoice, Request
 from dra_migrate.lower.names import NameTable, TemplateNamer
 from dra_migrate.lower.sharing.model import SharingInventory
+from dra_migrate.lower.sharing.scope import Scope
 from dra_migrate.plan import Op
 
 
@@ -23,10 +24,32 @@ class RepoFacts:
 
     # the device plugin sharing configs (and MIG strategies) found, with the workloads each governs
     sharing: SharingInventory = field(default_factory=SharingInventory)
-    # extended resource name → DeviceClass that already maps it to DRA (KEP-5004): the repository's, and the
-    # caller's (Options.extended_resource_classes), which win
+    # extended resource name → DeviceClass that already maps it to DRA (KEP-5004), for every workload: the
+    # caller's (Options.extended_resource_classes) and, in bridge mode, the repository's
     extended_resource_classes: Mapping[str, str] = field(default_factory=dict)
     names: NameTable | None = None  # the pod template names of apply units spanning files (unit_names)
+    # the repository's DeviceClasses that map an extended resource, each for the workloads of its own cluster
+    # only, as a sharing config (its directory tree and the kustomize builds that include it), in walk order
+    scoped_classes: tuple[ScopedClass, ...] = ()
+
+    def classes_for(self, path: str) -> dict[str, str]:
+        """extended resource name → DeviceClass for a workload in the file `path`: the caller's win, then the
+        first of the repository's whose scope holds the file."""
+        out = dict(self.extended_resource_classes)
+        for c in self.scoped_classes:
+            if c.resource not in out and c.scope.contains(path):
+                out[c.resource] = c.name
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedClass:
+    """A DeviceClass of the repository mapping an extended resource (KEP-5004), and where it applies."""
+
+    resource: str
+    name: str
+    source: str  # the file it was found in, as displayed
+    scope: Scope
 
 
 @dataclass(slots=True)

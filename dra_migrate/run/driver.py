@@ -19,16 +19,17 @@ from dra_migrate.config import Options
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
 from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, claims_target, verify_claims_file
 from dra_migrate.emit.writer import TreeWriter
-from dra_migrate.lower.context import RepoFacts, RunContext
+from dra_migrate.lower.context import RepoFacts, RunContext, ScopedClass
 from dra_migrate.lower.passes import SIDE_EFFECTS  # (pipeline imports the passes anyway)
 from dra_migrate.pipeline import FileResult, might_need_migration, process_source
 from dra_migrate.ruleset import prefilters
 from dra_migrate.ruleset.features import Target
 from dra_migrate.ruleset.kinds import KindRule, KindRuleSet, NonWorkloadRule, RuleError, load_kind_rules
 from dra_migrate.ruleset.prefilter_derive import derive_for
-from dra_migrate.run.bridge import classes_from, run_bridge, scan_paths
+from dra_migrate.run.bridge import classes_from, run_bridge, scan_paths, scan_raw
 from dra_migrate.run.executor import Executor, SerialExecutor, install_caches, resume_collector, select
 from dra_migrate.run.integrations import unit_names
+from dra_migrate.run.integrations.kustomize_reach import kustomize_builds, tree_scope
 from dra_migrate.run.integrations.layout import Layout
 from dra_migrate.run.integrations.unit_names import related
 from dra_migrate.run.model import RunConfig, RunResult
@@ -400,9 +401,13 @@ def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, byte
     inv = inventory_from(files, elsewhere, kustomizations, cfg.sharing_scopes)
     result.diagnostics.extend(obsolete_config_diagnostics(inv))
     result.diagnostics.extend(scope_diagnostics(inv, cfg.sharing_scopes))
-    # classes set by the caller win over the repository's
-    classes = {**classes_from(raw for _d, raw in files), **cfg.options.extended_resource_classes}
-    return RepoFacts(sharing=inv, extended_resource_classes=classes)
+    # A DeviceClass serves the workloads of its own cluster only, like a sharing config: the caller's classes
+    # apply everywhere (and win), the repository's to their directory tree and the kustomize builds holding them.
+    builds = kustomize_builds(kustomizations)
+    scoped = tuple(ScopedClass(resource, name, display, tree_scope([display], builds))
+                   for display, raw in files for resource, name in scan_raw(raw).items())
+    return RepoFacts(sharing=inv, extended_resource_classes=dict(cfg.options.extended_resource_classes),
+                     scoped_classes=scoped)
 
 
 def _name_prepass(cfg: RunConfig, result: RunResult, rules: KindRuleSet, hits: list[tuple[Found, bytes]],

@@ -194,7 +194,7 @@ def test_a_run_hands_the_pre_pass_facts_over_and_leaves_its_options_as_given(tmp
     assert options == given
     assert isinstance(result.facts, RepoFacts)
     assert not result.facts.sharing.empty  # the MPS config
-    assert result.facts.extended_resource_classes  # the DeviceClass mapping an extended resource
+    assert result.facts.scoped_classes  # the DeviceClass mapping an extended resource (with its scope)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.facts.names = None  # type: ignore[misc]
 

@@ -109,7 +109,7 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 REPO_FILES = {
     ".gitignore": "vendor/\n",
     "time-slicing.yaml": TIME_SLICING,  # a config governs its own directory tree: here, the whole repository
-    "infra/classes/mig.yaml": DEVICE_CLASS,
+    "device-classes.yaml": DEVICE_CLASS,  # a DeviceClass too: the whole repository (its directory tree)
     "apps/train/workloads.yaml": WORKLOADS,
     "apps/web/plain.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}\n',
     "apps/plain.yaml": PLAIN,
@@ -135,7 +135,7 @@ def test_the_hook_on_one_file_translates_it_as_the_whole_repository_run(tmp_path
     assert _lines_of(staged.stderr, target) == _lines_of(full.stderr, target)
     assert any("DRA614" in line for line in _lines_of(staged.stderr, target))
     # what the run says about the other files is theirs: a hook run reports on the staged ones
-    assert not any(line.startswith(("infra/", "time-slicing.yaml:")) for line in staged.stderr.splitlines())
+    assert not any(line.startswith(("device-classes.yaml:", "time-slicing.yaml:")) for line in staged.stderr.splitlines())
     assert any(line.startswith("time-slicing.yaml:") for line in full.stderr.splitlines())
     for other in REPO_FILES:  # and the hook wrote nothing else
         if other != target:
@@ -215,3 +215,17 @@ def test_the_hook_on_one_file_reads_the_sharing_scopes_of_the_repository(tmp_pat
         "sharing-scopes:\n  - config: infra/device-plugin/*.yaml\n    paths: ['apps/**']\n")
     staged = run(repo / "apps", "migrate", "--diff", "train/workloads.yaml")
     assert staged.returncode == 1 and "notebook-shared-gpu" in staged.stdout, staged.stderr
+
+
+def test_a_device_class_serves_the_workloads_of_its_own_cluster_only(tmp_path: Path) -> None:
+    """A DeviceClass mapping an extended resource is scoped like a sharing config: clusters/a's class leaves
+    clusters/a's workloads on the extended resource; clusters/b's workloads are migrated."""
+    files = {"clusters/a/device-classes.yaml": DEVICE_CLASS, "clusters/a/workloads.yaml": WORKLOADS,
+             "clusters/b/workloads.yaml": WORKLOADS}
+    repo = make_repo(tmp_path / "repo", files)
+    res = run(repo, "migrate", "-v", ".")
+    assert res.returncode == 1, res.stderr
+    assert "nvidia.com/mig-1g.5gb: 1" in (repo / "clusters/a/workloads.yaml").read_text()
+    assert "nvidia.com/mig-1g.5gb: 1" not in (repo / "clusters/b/workloads.yaml").read_text()
+    assert any("DRA614" in line for line in _lines_of(res.stderr, "clusters/a/workloads.yaml"))
+    assert not any("DRA614" in line for line in _lines_of(res.stderr, "clusters/b/workloads.yaml"))

@@ -9,7 +9,7 @@ from dra_migrate.lower.pass_spec import Pass
 
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
-    backed = ctx.facts.extended_resource_classes
+    backed = ctx.facts.classes_for(tl.workload.file)
     served = sorted({d.resource for c in tl.template.gpu_containers for d in c.demands if d.resource in backed})
     if served:
         tl.diag("DRA614", "already served by DRA: " + ", ".join(f"{r} by DeviceClass {backed[r]!r}" for r in served)
