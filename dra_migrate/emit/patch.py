@@ -40,6 +40,7 @@ class Patcher:
         self.edits: list[TextEdit] = []
         self._order = 0
         self._comments = CommentPlan()
+        self._eof_inserts: list[TextEdit] = []  # lines added after a last line with no line break
 
     def _edit(self, start: int, end: int, text: str, rank: int = 0) -> None:
         self._order += 1
@@ -56,6 +57,7 @@ class Patcher:
                 raise UnsupportedLayout("the file ends inside a block scalar without a final newline; adding "
                                         "text after it would change the scalar's value", pos)
             self._edit(pos, pos, self.nl + body, rank)
+            self._eof_inserts.append(self.edits[-1])
         else:
             self._edit(pos, pos, body + self.nl, rank)
 
@@ -80,7 +82,23 @@ class Patcher:
                 (self._flow_sequence if target.flow else self._block_sequence)(target, group_ops)
             else:
                 raise UnsupportedLayout("expected a mapping or a sequence", target.start)
+        self._join_at_eof()
         return self.edits
+
+    def _join_at_eof(self) -> None:
+        """Lines added after a last line that has no line break start with one. When the lines before them
+        are removed up to the end of the file (the removed key was the last), the text before the addition
+        ends with a line break already: the first addition then starts without one (no blank line)."""
+        if not self._eof_inserts:
+            return
+        size = len(self.text)
+        cut = any(e.end == size and e.start < size and (e.start == 0 or self.text[e.start - 1] == "\n")
+                  and (e.text == "" or e.text.endswith("\n")) for e in self.edits)
+        if not cut:
+            return
+        first = min(self._eof_inserts, key=lambda e: (e.rank, e.order))
+        i = self.edits.index(first)
+        self.edits[i] = TextEdit(first.start, first.end, first.text[len(self.nl):], first.order, first.rank)
 
     # -- block mappings ----------------------------------------------------------------------
     def _block_mapping(self, node: Mapping, ops: list[Op]) -> None:
