@@ -402,6 +402,9 @@ def base_nodes() -> tuple[SynthNode, ...]:
     big_mixed = [*(full_gpus(a100_40_full, 2)), *mig_gpu(a100_migs["1g.5gb"], 7, parent=2),
                  *mig_gpu(a100_migs["3g.20gb"], 2, parent=3)]
     b.add("mixed-a100-40gb-big", big_mixed, zone="us-east-1a")
+    # The same, tainted for nvidia.com/gpu only (as GKE taints GPU nodes): a pod requesting MIG resources alone
+    # got no toleration for that key from the ExtendedResourceToleration plugin, so it never ran here.
+    b.add("mixed-a100-40gb-gpu-tainted", big_mixed, zone="us-east-1a", taints=(GKE_TAINT,))
     for model in ("NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB"):
         short = sanitise(model).lower().removeprefix("nvidia-")
         b.add(f"legacy-{short}-x8", legacy(full_gpus(by_product[model], 8)), zone="zone-b")
