@@ -110,6 +110,9 @@ class PodTemplate:
     node_name_line: int = 0
     scheduler_name: str | None = None  # spec.schedulerName when set to a non-empty string
     scheduler_name_line: int = 0
+    # what keeps two pods of the template off one node: a required pod anti-affinity term, a DoNotSchedule
+    # topology spread constraint, a host port (empty: nothing known does)
+    apart: list[str] = field(default_factory=list)
 
     @property
     def gpu_containers(self) -> list[Container]:

@@ -251,7 +251,30 @@ def _pod_template(
         node_name_line=node_name_line,
         scheduler_name=scheduler or None,
         scheduler_name_line=scheduler_line,
+        apart=_kept_apart(spec, affinity, spread),
     )
+
+
+def _kept_apart(spec: dict[str, Any], affinity: dict[str, Any] | None, spread: list[dict[str, Any]]) -> list[str]:
+    """What may keep two pods of this template off one node (scheduler filters: InterPodAffinity, PodTopologySpread,
+    NodePorts). Conservative: a term is not matched against the pods' own labels."""
+    out: list[str] = []
+    anti = as_map(as_map(affinity).get("podAntiAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(anti, list) and anti:
+        keys = sorted({str(t.get("topologyKey")) for t in anti if isinstance(t, dict)})
+        out.append(f"required pod anti-affinity (topologyKey {', '.join(keys)})")
+    hard = sorted({str(c.get("topologyKey")) for c in spread if c.get("whenUnsatisfiable", "DoNotSchedule")
+                   == "DoNotSchedule"})
+    if hard:
+        out.append(f"topology spread with whenUnsatisfiable: DoNotSchedule (topologyKey {', '.join(hard)})")
+    host_network = spec.get("hostNetwork") is True
+    for list_key in ("initContainers", "containers"):
+        for c in spec.get(list_key) or []:
+            for port in (c.get("ports") or []) if isinstance(c, dict) else []:
+                if isinstance(port, dict) and (port.get("hostPort") or (host_network and port.get("containerPort"))):
+                    out.append("a host port" + (" (hostNetwork)" if host_network and not port.get("hostPort") else ""))
+                    return out
+    return out
 
 
 def _implied(selector: dict[str, str], affinity: dict[str, Any] | None, containers: list[Container]) -> NodeImplication:

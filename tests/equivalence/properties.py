@@ -613,6 +613,10 @@ def shared_claims(case: Case) -> list[str]:
         if clients > min(allowed):
             out.append(f"{label}: {clients} client(s) share its device(s), the device plugin allowed "
                        f"{min(allowed)} per GPU")
+        for p in pods:  # (the placement below models resources and node selection, not inter-pod rules)
+            if p.workload.replicas(p.template.path) > 1:
+                out.extend(f"{label}: {p.id}: its pods cannot all run on the claim's one node: {why}"
+                           for why in _kept_apart(p.before_spec))
         state = ClusterState()
         placed = 0
         for p in pods:
@@ -632,6 +636,22 @@ def shared_claims(case: Case) -> list[str]:
                 why = report.failure.error or "no node has room beside the claim"
                 out.append(f"{label}: only {placed} of {total} pod(s) fit on its node ({p.id}: {why})")
                 break
+    return out
+
+
+def _kept_apart(spec: Mapping[str, Any]) -> list[str]:
+    """What keeps two pods of one template off one node (kube-scheduler filters InterPodAffinity,
+    PodTopologySpread, NodePorts), read from the pod spec independently of the compiler."""
+    out = []
+    anti = ((spec.get("affinity") or {}).get("podAntiAffinity") or {})
+    if anti.get("requiredDuringSchedulingIgnoredDuringExecution"):
+        out.append("required pod anti-affinity")
+    if any(c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+           for c in spec.get("topologySpreadConstraints") or []):
+        out.append("a DoNotSchedule topology spread constraint")
+    ports = [p for k in ("initContainers", "containers") for c in spec.get(k) or [] for p in c.get("ports") or []]
+    if any(p.get("hostPort") or (spec.get("hostNetwork") and p.get("containerPort")) for p in ports):
+        out.append("a host port")
     return out
 
 

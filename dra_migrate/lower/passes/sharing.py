@@ -122,7 +122,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
     pods, why = peak_pods(tl.workload)
     fallback = None
     if form == SHARED_CLAIM:
-        fallback = _not_shareable(s, pods, why, ctx)
+        fallback = _not_shareable(s, pods, why, ctx, tl.template.apart)
         if fallback is not None:
             form = EXCLUSIVE
     if form == EXCLUSIVE:
@@ -308,7 +308,7 @@ def peak_pods(wl: Workload) -> tuple[int | None, str]:
     return wl.replicas, replicas
 
 
-def _not_shareable(s: Shared, pods: int | None, why: str, ctx: RunContext) -> str | None:
+def _not_shareable(s: Shared, pods: int | None, why: str, ctx: RunContext, apart: list[str]) -> str | None:
     """Why the workload's pods do not get one shared claim (None: they do)."""
 
     reserved = Target(ctx.options.target_version).reserved_for_limit()
@@ -317,6 +317,9 @@ def _not_shareable(s: Shared, pods: int | None, why: str, ctx: RunContext) -> st
     if pods <= 1:
         return (f"it runs one pod at a time ({why}): a claim of its own gives that pod the device a shared claim "
                 "would, without a named claim to keep")
+    if apart:  # a shared claim is allocated on one node: every pod that references it runs there
+        return (f"its {pods} pods ({why}) cannot all run on one node, which a shared claim requires: "
+                + "; ".join(apart))
     if s.replicas is None and pods > MIN_REPLICAS:
         return (f"its {pods} pods ({why}) may exceed the replicas per device of the unknown config (only "
                 f"{MIN_REPLICAS} are certain)")

@@ -13,6 +13,7 @@ from dra_migrate.lower.context import RunContext, TemplateLowering
 from dra_migrate.lower.pass_spec import Pass
 from dra_migrate.plan import Append, ReplaceValue, SetKey
 
+
 def toleration(resource: str) -> dict[str, Any]:
     return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
 
