@@ -82,6 +82,9 @@ class NodeImplication:
     # "every" | "some" alternative(s) of the node selection require a label only single-strategy MIG slices
     # carry (nvidia.com/gpu.multiprocessors, gpu.slices.*, gpu.engines.*): there nvidia.com/gpu is a MIG slice
     mig_slice: str = ""
+    # some alternative admits single-strategy nodes by their strategy label (Exists, In [single, ...]) while not
+    # every alternative pins single: nvidia.com/gpu is a slice on some of the pod's nodes, a full GPU on others
+    mig_single_some: bool = False
     provider: tuple[str, ...] = ()  # evidence of a cloud provider's own MIG/sharing node pool (e.g. GKE)
     provider_name: str = ""  # that provider (gke)
     provider_feature: str = ""  # what its node pool does: "MIG partition", "GPU sharing", or both

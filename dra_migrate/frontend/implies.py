@@ -181,7 +181,10 @@ def implied_by_selection(
     ]
     found = ns + [f for fs in per_term for f in fs]
     slice_only = _slice_only(node_selector, terms, rules)
-    if not found and not slice_only:
+    admits_single = node_selector.get(MIG_STRATEGY_LABEL) is None and any(
+        r.key == MIG_STRATEGY_LABEL and (r.op == "Exists" or (r.op == "In" and "single" in r.values))
+        for t in terms for r in _term_reqs(t, ""))
+    if not found and not slice_only and not admits_single:
         return NONE
     mig = _pinned_mig_strategy(node_selector, per_term)
     if slice_only == "every":
@@ -197,6 +200,7 @@ def implied_by_selection(
         sharing=_merge(found),
         mig_strategy=mig,
         mig_slice=slice_only,
+        mig_single_some=admits_single and mig != "single" and slice_only != "every",
         provider=tuple(dict.fromkeys(f.evidence for f in providers)),
         provider_name=providers[0].provider if providers else "",
         provider_feature=" and ".join(features),

@@ -56,6 +56,19 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             elif d.resource == GPU and single is not None:
                 wanted.append((c, d.resource, single, d.count))
     tl.handled |= zero
+    if single is None and tl.template.implied.mig_single_some and any(
+            d.resource == GPU and d.count for c in tl.template.gpu_containers for d in c.demands):
+        tl.diag(
+            "DRA528",
+            "the node selection admits MIG single-strategy nodes by their nvidia.com/mig.strategy label without "
+            "pinning single in every alternative: nvidia.com/gpu was a MIG slice on the single-strategy nodes with "
+            "MIG enabled and a full GPU elsewhere, and no DRA request gives a slice on exactly those nodes (a "
+            "claim cannot read node labels): the pod template is left as is; select nvidia.com/mig.strategy: "
+            "single, or exclude it",
+            tl.template.node_selector_line or tl.template.affinity_line or tl.template.line,
+        )
+        tl.skip = True
+        return
     if not wanted:
         _warn_single_strategy(tl, ctx)
         return
@@ -182,4 +195,4 @@ def _warn_single_strategy(tl: TemplateLowering, ctx: RunContext) -> None:
 
 
 # after sharing: it translates the shared (`.shared`) slices itself
-PASS = Pass(name="mig", run=run, after=("sharing",), codes=("DRA317", "DRA507", "DRA508", "DRA519"))
+PASS = Pass(name="mig", run=run, after=("sharing",), codes=("DRA317", "DRA507", "DRA508", "DRA519", "DRA528"))
