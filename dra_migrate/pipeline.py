@@ -34,7 +34,7 @@ from dra_migrate.ruleset.kinds import KindRuleSet, load_kind_rules
 from dra_migrate.source.compose import ComposeError
 from dra_migrate.source.nodes import Document, key_line
 from dra_migrate.source.plain import to_plain
-from dra_migrate.source.reader import BOM, SourceError, SourceFile, compose_plain_documents, parse_source
+from dra_migrate.source.reader import BOM, STDIN, SourceError, SourceFile, compose_plain_documents, parse_source
 
 if TYPE_CHECKING:
     from dra_migrate.frontend.embedded import StringHost
@@ -232,9 +232,9 @@ def _migrate(
         if doc_new:
             edits.append(_new_documents_edit(src, pd, doc_new, style))
     if result.new_documents and src.is_json:
-        result.diagnostics.append(
-            make("DRA218", "JSON input: new ResourceClaimTemplates go to a sibling file", Location(src.path))
-        )
+        where = ("follow the object on standard output as JSON values" if src.path == STDIN
+                 else "go to a sibling file")
+        result.diagnostics.append(make("DRA218", f"JSON input: new ResourceClaimTemplates {where}", Location(src.path)))
     if not any_change:
         return
     try:

@@ -134,6 +134,13 @@ def _json_list(target: Path, objs: list[dict[str, Any]], source: Path | None) ->
     return (text + ("\n" if layout.final_newline else "")).encode()
 
 
+def json_stream(objs: list[dict[str, Any]], source_text: str) -> str:
+    """The objects as a stream of JSON values laid out as `source_text` (what follows a JSON manifest on stdout:
+    kubectl reads successive JSON values from one stream)."""
+    layout = json_layout(source_text)
+    return "".join(render.json_text(o, layout, 0, layout.pretty) + "\n" for o in objs)
+
+
 def _source_text(source: Path | None) -> str:
     if source is None:
         return ""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dra_migrate.check.lint import lint_objects
 from dra_migrate.config import Options
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
-from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, claims_target, verify_claims_file
+from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, claims_target, json_stream, verify_claims_file
 from dra_migrate.emit.writer import TreeWriter
 from dra_migrate.lower.context import RepoFacts, RunContext, ScopedClass
 from dra_migrate.lower.passes import SIDE_EFFECTS  # (pipeline imports the passes anyway)
@@ -39,7 +39,7 @@ from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diag
 from dra_migrate.run.writes import Writes, unified_diff, write_in_place
 from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover, real_path
 from dra_migrate.source.filescan import Scan, scan
-from dra_migrate.source.reader import is_helm_template_path
+from dra_migrate.source.reader import STDIN, is_helm_template_path
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
@@ -137,13 +137,20 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
                                                                       for c in _settings(context))])
         ctx.use(result.facts)
         if might_need_migration(raw):  # as in a walk, a text without GPU keys passes through untouched
-            fr = process_source("<stdin>", raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
+            fr = process_source(STDIN, raw, ctx, rules=rules, claims_elsewhere=cfg.claims_out is not None)
             result.files.append(fr)
             if fr.output is not None and fr.changed:
-                result.stdin_output = fr.output
+                output = fr.output
+                if fr.new_documents and cfg.claims_out is None:  # JSON: no document to append, no sibling
+                    text = output.decode("utf-8-sig")
+                    stream = json_stream(fr.new_documents, text)
+                    output = (text if text.endswith("\n") else text + "\n").encode() + stream.encode()
+                    output = (b"\xef\xbb\xbf" if fr.output.startswith(b"\xef\xbb\xbf") else b"") + output
+                    fr.new_documents = []
+                result.stdin_output = output
                 if cfg.mode == "diff":
-                    result.diffs.append(unified_diff("<stdin>", raw, fr.output))
-            claims.extend(("<stdin>", d) for d in fr.new_documents)
+                    result.diffs.append(unified_diff(STDIN, raw, output))
+            claims.extend((STDIN, d) for d in fr.new_documents)
         _finish(cfg, result, claims, _lint(cfg, result))
         _drop_context_findings(cfg, result, context)
         return result

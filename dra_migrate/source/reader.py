@@ -53,6 +53,9 @@ def decode(raw: bytes) -> tuple[str, bool]:
     return (text[1:] if bom else text), bom
 
 
+STDIN = "<stdin>"  # the display name of text read from standard input
+
+
 def parse_source(
     path: str, raw: bytes, *, helm_template: bool = False, documents: list[Document] | None = None
 ) -> SourceFile:
@@ -62,7 +65,8 @@ def parse_source(
     text, bom = decode(raw)
     newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
     stripped = text.lstrip()
-    is_json = stripped.startswith(("{", "[")) and path.endswith(".json")
+    # stdin has no name: JSON text there is JSON (kubectl reads a text that starts with `{` as JSON)
+    is_json = stripped.startswith(("{", "[")) and (path.endswith(".json") or path == STDIN)
     src = SourceFile(path, raw, text, bom, newline, is_json)
     src.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
     template_match = TEMPLATE_RE.search(text) if helm_template else None

@@ -151,6 +151,31 @@ def test_stdin_is_a_filter(tmp_path: Path) -> None:
     assert mixed.returncode == 2 and mixed.stderr.count("\n") == 1 and mixed.stderr.startswith("error: ")
 
 
+def _json_values(text: str) -> list[object]:
+    decoder, out, rest = json.JSONDecoder(), [], text.lstrip()
+    while rest:
+        value, end = decoder.raw_decode(rest)
+        out.append(value)
+        rest = rest[end:].lstrip()
+    return out
+
+
+def test_json_on_stdin_comes_out_as_json(tmp_path: Path) -> None:
+    """JSON in, JSON out: the migrated object, then each new template as a JSON value (a stream kubectl reads),
+    laid out as the input; no file is written for it."""
+    pod = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer"}, "spec": {"containers": [
+        {"name": "app", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 2}}}]}}, indent=2) + "\n"
+    res = run(tmp_path, "migrate", "-", stdin=pod)
+    assert res.returncode == 0, res.stderr
+    values = _json_values(res.stdout)
+    assert [v["kind"] for v in values] == ["Pod", "ResourceClaimTemplate"]  # type: ignore[index]
+    assert values[1]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2  # type: ignore[index]
+    assert "---" not in res.stdout and '\n  "kind": "ResourceClaimTemplate"' in res.stdout
+    assert list(tmp_path.iterdir()) == []  # no <stdin>.dra-claims.json
+    diff = run(tmp_path, "migrate", "-", "--diff", stdin=pod)
+    assert diff.returncode == 1 and '+  "kind": "ResourceClaimTemplate",' in diff.stdout
+
+
 def test_a_refused_write_counts_as_failed_and_untouched(tmp_path: Path) -> None:
     (tmp_path / "ro.yaml").write_text(GPU_POD)
     (tmp_path / "ok.yaml").write_text(GPU_POD.replace("name: trainer", "name: other"))
