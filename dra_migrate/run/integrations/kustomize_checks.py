@@ -7,9 +7,10 @@ migrated, with the reason.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
 from dra_migrate.emit.claims_file import claims_target
@@ -188,6 +189,7 @@ def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[st
         for why, _where in whys:
             if why not in seen and why:
                 diags.append(refusal(run._display[f], raw, "DRA717", f"not migrated: {why}"))
+        diags.extend(_left_with_their_file(run, f, raw, diags))
         p.refused[f] = diags
     carried = {(key[0], key[1], key[2]) for key in d.carried}
     for k in p.index.by_dir.values():
@@ -214,3 +216,23 @@ def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[st
                 diag = make(code, f"{what} stays as it is: {why}", Location(k.display, e.line))
                 (p.reports if k.path in run._raw else p.run_reports).setdefault(k.path, []).append(diag)
 
+
+
+def _left_with_their_file(run: KustomizeFiles, f: Path, raw: bytes, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """A refused file is left as it is, with every workload in it. When the refusals are about some of its GPU
+    workloads (a patch of theirs), each other one gets its own diagnostic saying why it is left too (no workload
+    stays on the device plugin unnamed); a refusal about the file (where its claims would go) covers them all."""
+    said = " ".join(d.message for d in diags)
+    labels: list[str] = []
+    for obj in run.docs(f) or []:
+        items = obj.get("items") if isinstance(obj, dict) and obj.get("kind") == "List" else [obj]
+        for o in items if isinstance(items, list) else []:
+            if isinstance(o, dict) and might_need_migration(json.dumps(o, default=str).encode()):
+                meta: dict[str, Any] = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
+                labels.append(f"{o.get('kind')} {meta.get('name')}")
+    if not diags or not any(label in said for label in labels):
+        return []
+    first = diags[0].message.removeprefix("not migrated: ")
+    return [refusal(run._display[f], raw, "DRA717", f"not migrated: {label} is left as is with its file, which "
+                    f"holds a workload that cannot be migrated ({diags[0].code}: {first})")
+            for label in labels if label not in said]
