@@ -3,7 +3,9 @@ text edits of it through the core's patcher and self-check."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,8 +135,26 @@ def load(path: Path, display: str, raw: bytes | None = None) -> Kustomization | 
             patch = _patch_entry(fld, i, entry, here, line((fld, i)))
             if patch is not None:
                 k.patches.append(patch)
+    replicas = data.get("replicas")
+    for i, entry in enumerate(replicas if isinstance(replicas, list) else []):
+        patch = _replicas_entry(i, entry, line(("replicas", i)))
+        if patch is not None:
+            k.patches.append(patch)
     k.unmodelled = [f for f in UNMODELLED_FIELDS if data.get(f)]
     return k
+
+
+def _replicas_entry(i: int, entry: Any, line: int) -> PatchEntry | None:
+    """A `replicas:` entry ({name, count}) as the patch kustomize's replica count transformer makes of it: it
+    sets spec.replicas of the objects of that name (original or current), after the patches. Modelled so
+    that the pods a workload runs at once in the built output are what the migration sizes shared claims for."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        return None
+    count = entry.get("count")
+    if not isinstance(count, int) or isinstance(count, bool):
+        return None
+    text = json.dumps([{"op": "add", "path": "/spec/replicas", "value": count}])
+    return PatchEntry("replicas", i, line, None, text, {"name": re.escape(entry["name"])}, "replicas")
 
 
 def _resolve(here: Path, entry: str) -> Path:

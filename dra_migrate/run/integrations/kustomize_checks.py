@@ -212,7 +212,8 @@ def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[st
                 mentions = kustomize.inline_patch_mentions(k, e, f"stays as it is: {why}", code)
                 p.reports.setdefault(k.path, []).extend(mentions)
             if refused and not mentions:
-                what = f"kustomize patch {e.entry}" if e.path is not None else "inline kustomize patch"
+                what = (f"kustomize patch {e.entry}" if e.path is not None else "kustomize replicas entry"
+                        if e.field == "replicas" else "inline kustomize patch")
                 diag = make(code, f"{what} stays as it is: {why}", Location(k.display, e.line))
                 (p.reports if k.path in run._raw else p.run_reports).setdefault(k.path, []).append(diag)
 

@@ -137,7 +137,7 @@ class Builder:
 
     def _level(self, k: Kustomization, instances: list[Instance]) -> list[Instance]:
         applied: dict[int, list[Applied]] = {}
-        for fld in ("patchesStrategicMerge", "patches"):
+        for fld in ("patchesStrategicMerge", "patches", "replicas"):  # (replicas: kustomize.load's patches)
             self._patch(k, fld, instances, applied)
         for inst in instances:
             ns, name = inst.ids[-1]
