@@ -137,6 +137,8 @@ class Workload:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     blocked: bool = False  # an error diagnostic makes the workload untouchable
     replicas: int | None = None  # pods it runs at once when known (spec.replicas / parallelism; 1 for a Pod)
+    # an autoscaler of its file that scales it: (the most replicas it may set, "HorizontalPodAutoscaler/<name>")
+    autoscaled: tuple[int, str] | None = None
     side_effects: tuple[str, ...] = ()  # named side effects of the kind rule (lowering passes check them)
     # (minVersion, note) of the controller that turns this custom resource into pods; None for core kinds
     claims_support: tuple[str, str] | None = None

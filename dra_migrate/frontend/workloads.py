@@ -76,7 +76,39 @@ def build(
                 _object(src, pd, item, ("items", i), rules, diags, options)
         else:
             _object(src, pd, data, (), rules, diags, options)
+    _autoscaled(docs)
     return FrontendResult(docs, diags)
+
+
+# Autoscalers: kind → (the field with the most replicas it sets, its default when absent)
+AUTOSCALERS = {"HorizontalPodAutoscaler": ("maxReplicas", None), "ScaledObject": ("maxReplicaCount", 100)}
+
+
+def _autoscaled(docs: list[ParsedDocument]) -> None:
+    """Mark the workloads an autoscaler of the same file scales (HPA, KEDA ScaledObject): they may run up to its
+    maximum of pods, not spec.replicas."""
+    scalers: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for pd in docs:
+        data = pd.data
+        items = data.get("items") if isinstance(data, dict) and data.get("kind") == "List" else [data]
+        for obj in items if isinstance(items, list) else []:
+            if not isinstance(obj, dict) or obj.get("kind") not in AUTOSCALERS:
+                continue
+            spec, meta = as_map(obj.get("spec")), as_map(obj.get("metadata"))
+            ref = as_map(spec.get("scaleTargetRef"))
+            field_name, default = AUTOSCALERS[str(obj["kind"])]
+            most = spec.get(field_name, default)
+            if not isinstance(most, int) or isinstance(most, bool) or not isinstance(ref.get("name"), str):
+                continue
+            key = (str(meta.get("namespace") or ""), str(ref.get("kind") or "Deployment"), ref["name"])
+            scalers[key] = (most, f"{obj['kind']}/{meta.get('name')}")
+    if not scalers:
+        return
+    for pd in docs:
+        for wl in pd.workloads:
+            found = scalers.get((wl.namespace or "", wl.kind, wl.name))
+            if found is not None:
+                wl.autoscaled = found
 
 
 def _object(

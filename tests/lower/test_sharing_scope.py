@@ -246,8 +246,9 @@ def _shared_claim_cases() -> list[Path]:
                   and " DRA502 " in (c / "diagnostics.txt").read_text())
 
 
-def _peak(obj: dict[str, Any]) -> int:
-    """Pods at once, computed here from the object (not by the sharing pass)."""
+def _peak(obj: dict[str, Any], others: list[dict[str, Any]]) -> int:
+    """Pods at once, computed here from the object and the autoscalers among `others` (its file's objects), not by
+    the sharing pass."""
     spec = obj.get("spec") or {}
     kind = obj["kind"]
     if kind == "Pod":
@@ -255,6 +256,12 @@ def _peak(obj: dict[str, Any]) -> int:
     if kind == "Job":
         return int(spec.get("parallelism", 1))
     replicas = int(spec.get("replicas", 1))
+    name, ns = obj["metadata"]["name"], obj["metadata"].get("namespace")
+    for o in others:
+        ref = (o.get("spec") or {}).get("scaleTargetRef") or {}
+        if (o.get("kind"), ref.get("kind", "Deployment"), ref.get("name"), o["metadata"].get("namespace")) in (
+                ("HorizontalPodAutoscaler", kind, name, ns), ("ScaledObject", kind, name, ns)):
+            replicas = max(replicas, int(o["spec"].get("maxReplicas", o["spec"].get("maxReplicaCount", 100))))
     if kind == "Deployment":
         su = surge_and_unavailable(spec.get("strategy"), replicas)
         return replicas + (su[0] if su else 0)
@@ -298,7 +305,7 @@ def test_every_shared_claim_fits_its_pods_on_one_node_within_the_replicas(case: 
             users = [o for o in workloads
                      if any(rc.get("resourceClaimName") == name for rc in _pod_spec(o).get("resourceClaims", []))]
             assert len(users) == 1, f"{name}: one workload per shared claim, not {len(users)}"
-            pods = _peak(users[0])
+            pods = _peak(users[0], objs)
             said = re.search(rf"replicas=(\d+)[^\n]*share ResourceClaim '{re.escape(name)}'", diags)
             assert said, f"{name}: no DRA502 for it"
             replicas = int(said.group(1))

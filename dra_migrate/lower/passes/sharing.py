@@ -288,14 +288,17 @@ def peak_pods(wl: Workload) -> tuple[int | None, str]:
         return None, f"a {wl.kind} does not say how many pods it runs"
     if wl.kind == "Pod":
         return 1, "one Pod"
-    replicas = f"{wl.replicas} replica{'' if wl.replicas == 1 else 's'}"
+    count = wl.replicas
+    replicas = f"{count} replica{'' if count == 1 else 's'}"
+    if wl.autoscaled is not None and wl.autoscaled[0] > count:
+        count = wl.autoscaled[0]
+        replicas = f"up to {count} replicas by {wl.autoscaled[1]}"
     if wl.kind == "Deployment":
-
         strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else None
-        su = surge_and_unavailable(strategy, wl.replicas)
+        su = surge_and_unavailable(strategy, count)
         if su is not None and su[0]:
-            return wl.replicas + su[0], f"{replicas} + {su[0]} surge pod(s) in a rolling update"
-        return wl.replicas, replicas
+            return count + su[0], f"{replicas} + {su[0]} surge pod(s) in a rolling update"
+        return count, replicas
     if wl.kind == "CronJob":
         policy = spec.get("concurrencyPolicy", "Allow")
         if policy == "Forbid":
@@ -305,7 +308,7 @@ def peak_pods(wl: Workload) -> tuple[int | None, str]:
         return None, "runs of a CronJob with concurrencyPolicy Allow may overlap"
     if wl.kind == "Job":
         return wl.replicas, f"parallelism {wl.replicas}"
-    return wl.replicas, replicas
+    return count, replicas
 
 
 def _not_shareable(s: Shared, pods: int | None, why: str, ctx: RunContext, apart: list[str]) -> str | None:
@@ -466,6 +469,9 @@ def _shared_claim(tl: TemplateLowering, ctx: RunContext, plan: Plan) -> None:
         f"{_describe(s)} → the {pods} pod(s) of this workload ({plan.why}) share ResourceClaim {name!r} "
         f"({devices} device(s), allocated once): all of them run on one node, {limit}, where the device plugin "
         "could spread them over the devices of every node"
+        + ("" if wl.autoscaled is not None else "; an autoscaler outside this file (HPA, KEDA) that scales it "
+           f"beyond {pods} pod(s) would put more on the claim's device(s): size the claim for its maximum, or "
+           "annotate the workload dra-migrate.io/sharing: exclusive")
     )
     refs = [c for c in pt.gpu_containers if c.path in tl.container_refs]
     if len(tl.requests) > 1:
