@@ -53,7 +53,7 @@ from dra_migrate.lower.passes._sharing_common import (
 )
 from dra_migrate.lower.sharing.model import MPS, TIME_SLICING, SharingConfig
 from dra_migrate.lower.sharing.opaque import gpu_sharing_parameters, opaque_config
-from dra_migrate.lower.sharing.renamed import renamed_nodes_kept, renamed_refusal
+from dra_migrate.lower.sharing.renamed import plain_refusal, renamed_nodes_kept, renamed_refusal, renaming_configs
 from dra_migrate.ruleset.features import Target, feature_problem
 from dra_migrate.ruleset.resources import classify
 
@@ -86,6 +86,8 @@ class Plan:
 
 
 def run(tl: TemplateLowering, ctx: RunContext) -> None:
+    if _plain_on_renamed_nodes(tl, ctx):
+        return
     shared = _shared_resources(tl, ctx)
     if not shared or tl.skip:
         return
@@ -149,6 +151,27 @@ def finish(tl: TemplateLowering, ctx: RunContext) -> None:
 
 
 # --- which resources are shared, by which config -------------------------------------------------------
+
+def _plain_on_renamed_nodes(tl: TemplateLowering, ctx: RunContext) -> bool:
+    """A plain resource that a config of the workload's cluster renames to `.shared` on its nodes: the pod
+    never ran on those nodes, and a claim cannot keep it off them (DRA529; the template is left as is)."""
+    inv = inventory(ctx)
+    if inv.empty:
+        return False
+    for c in tl.template.gpu_containers:
+        for d in c.demands:
+            rc = classify(d.resource)
+            if not d.count or d.resource in tl.handled or rc is None or rc.scheme not in ("gpu", "mig"):
+                continue
+            if rc.scheme == "mig" and (profile_from_resource(d.resource) or (None, True))[1]:
+                continue  # a renamed MIG resource itself (mig-<p>.shared): DRA527's
+            configs = renaming_configs(inv, d.resource, tl.template.node_selector, tl.workload.file)
+            if configs:
+                tl.diag("DRA529", plain_refusal(d.resource, configs), d.line)
+                tl.skip = True
+                return True
+    return False
+
 
 def _shared_resources(tl: TemplateLowering, ctx: RunContext) -> dict[str, Shared]:
     inv = inventory(ctx)
@@ -497,5 +520,5 @@ def resource_claim(
 PASS = Pass(
     name="sharing", run=run, after=("other-schemes", "provider-features"), options=SharingOptions,
     codes=("DRA504", "DRA505", "DRA506", "DRA514", "DRA515", "DRA517", "DRA521", "DRA522", "DRA524", "DRA525",
-           "DRA527"),
+           "DRA527", "DRA529"),
 )

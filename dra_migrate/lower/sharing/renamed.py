@@ -10,7 +10,7 @@ nodes labelled with a config's key run that config (shared/reference/nvidia.md Â
 
 from __future__ import annotations
 
-from dra_migrate.lower.sharing.model import CONFIG_LABEL, SharingConfig
+from dra_migrate.lower.sharing.model import CONFIG_LABEL, SharingConfig, SharingInventory
 
 
 def renamed_nodes_kept(node_selector: dict[str, str], config: SharingConfig | None) -> bool:
@@ -31,4 +31,27 @@ def renamed_refusal(resource: str, config: SharingConfig | None) -> str:
     )
 
 
-__all__ = ["renamed_nodes_kept", "renamed_refusal"]
+def renaming_configs(
+    inv: SharingInventory, resource: str, node_selector: dict[str, str], file: str
+) -> list[SharingConfig]:
+    """The configs reaching `file` that advertise `resource` only as `<resource>.shared` on their nodes: a pod
+    asking for the plain name never ran there. A pod whose nodeSelector names a config key is held to that one."""
+    configs, _pointers = inv.in_scope(file)
+    out = [c for c in configs if c.rename_by_default and c.replicas_for(c.advertised(resource)) is not None]
+    key = node_selector.get(CONFIG_LABEL)
+    return [c for c in out if c.key == key] if key is not None else out
+
+
+def plain_refusal(resource: str, configs: list[SharingConfig]) -> str:
+    """The DRA529 message: the renamed nodes the pod never ran on would take it, and that it is left as is."""
+    names = ", ".join(c.label for c in configs)
+    return (
+        f"{resource}: {names} advertise it only as {resource}.shared (renameByDefault) on the nodes they apply to, "
+        f"so the pod never ran there; DRA publishes those GPUs as on any node and no node label marks them, so a "
+        "claim would fit there too and take devices the shared pods use: the pod template is left as is on the "
+        f"device plugin (to migrate it, pin it with nodeSelector {CONFIG_LABEL}: <a config key that does not "
+        "rename>)"
+    )
+
+
+__all__ = ["plain_refusal", "renamed_nodes_kept", "renamed_refusal", "renaming_configs"]
