@@ -7,7 +7,8 @@ run.executor.select picks one. Every write is atomic and durable with either.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -30,6 +31,18 @@ def write_in_place(path: Path, display: str, data: bytes) -> list[Diagnostic]:
     except OSError as exc:
         return [write_problem(display, exc)]
     return []
+
+
+def in_output_dir(paths: Sequence[str], output_dir: Path, target: Path) -> Path | None:
+    """Where a file the run writes goes under --output-dir: its path relative to the given path (a directory,
+    or a file's directory) that holds it, as the walked files are copied; None when none holds it."""
+    real = Path(os.path.realpath(target))
+    for given in paths:
+        root = Path(os.path.realpath(given))
+        base = root if root.is_dir() else root.parent
+        if real == base or base in real.parents:
+            return output_dir / real.relative_to(base)
+    return None
 
 
 def unified_diff(name: str, before: bytes, after: bytes) -> str:

@@ -70,6 +70,22 @@ def test_output_dir_writes_the_migrated_tree(repo: Path, tmp_path: Path) -> None
     assert (out / "plain.yaml").read_bytes() == PLAIN
 
 
+def test_output_dir_puts_a_json_manifests_claims_beside_its_copy(repo: Path, tmp_path: Path) -> None:
+    """The sibling claims file of a JSON manifest lands next to the manifest's copy (a kustomization there lists
+    it by its relative name), not at the top of --output-dir."""
+    (repo / "apps" / "batch").mkdir()
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "c", "image": "x",
+                                                   "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
+    (repo / "apps" / "batch" / "job.json").write_text(json.dumps(job, indent=2) + "\n")
+    out = tmp_path / "out"
+    r = cli("migrate", ".", "--output-dir", str(out), cwd=repo)
+    assert r.returncode == 1, r.stderr
+    claims = out / "apps" / "batch" / "job.dra-claims.json"
+    assert json.loads(claims.read_text())["items"][0]["kind"] == "ResourceClaimTemplate"
+    assert not (out / "job.dra-claims.json").exists() and not (repo / "apps" / "batch" / "job.dra-claims.json").exists()
+
+
 def test_bad_input_exit_2_and_others_still_processed(repo: Path) -> None:
     (repo / "apps" / "broken.yaml").write_bytes(BROKEN)
     r = cli("migrate", ".", cwd=repo)

@@ -44,7 +44,7 @@ from dra_migrate.run.integrations.kustomize_files import (
 )
 from dra_migrate.run.integrations.kustomize_model import PatchDoc
 from dra_migrate.run.integrations.kustomize_patches import ClaimPatch, claim_refs
-from dra_migrate.run.writes import unified_diff, write_problem
+from dra_migrate.run.writes import in_output_dir, unified_diff, write_problem
 from dra_migrate.source.helm import gpu_key_lines
 
 Need = tuple[Path, str, str]  # (workload file that needs the edit, code if it cannot be made, what it is)
@@ -410,23 +410,14 @@ def _emit(cfg: Any, result: Any, path: Path, display: str, old: bytes, new: byte
 def _store(cfg: Any, result: Any, path: Path, display: str, data: bytes) -> None:
     dest = path
     if cfg.output_dir is not None:
-        rel = _relative_to_run(cfg, path)
-        if rel is None:
+        inside = in_output_dir(cfg.paths, cfg.output_dir, path)
+        if inside is None:
             result.diagnostics.append(make("DRA708", "not written to --output-dir: it is outside the paths given",
                                            Location(display)))
             return
-        dest = cfg.output_dir / rel
+        dest = inside
         dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         write_atomic(dest, data)
     except OSError as exc:
         result.diagnostics.append(write_problem(display, exc))
-
-
-def _relative_to_run(cfg: Any, path: Path) -> Path | None:
-    for given in cfg.paths:
-        root = Path(os.path.realpath(given))
-        base = root if root.is_dir() else root.parent
-        if path == base or base in path.parents:
-            return path.relative_to(base)
-    return None
