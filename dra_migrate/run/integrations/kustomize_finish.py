@@ -306,29 +306,38 @@ def _carried(pd: PatchDoc, insts: Iterable[Any], removed: bool, displays: dict[P
 
 
 def claim_patch_text(c: ClaimPatch, name: str) -> str:
-    sources = ", ".join(sorted({s.entry.where(s.k.display) for s in c.sources}, key=_line_key))
+    """The patch file, written in c.k's directory. It names its sources relative to that directory, so its text
+    does not depend on where dra-migrate was run from."""
+    here = c.k.dir
+    sources = ", ".join(sorted({s.entry.where(_beside(s.k.path, here)) for s in c.sources}, key=_line_key))
     lines = [f"{PATCH_HEADER}the GPU request of {sources}, for {c.inst.describe()},",
              f"# as a JSON 6902 patch of {c.kind} {name}. kustomize cannot strategic-merge resource.k8s.io lists",
              "# (it would replace them whole): operations by index, each request checked by name first."]
-    lines.extend(f"# {where} said: {text}" for where, text in _gpu_comments(c.sources))
+    lines.extend(f"# {where} said: {text}" for where, text in _gpu_comments(c.sources, here))
     for op in c.ops:
         lines.extend(render.block_item(op, 0, Style()))
     return "\n".join(lines) + "\n"
 
 
-def _gpu_comments(sources: Iterable[PatchDoc]) -> list[tuple[str, str]]:
-    """The removed GPU lines of the patches that carry a comment (the comment says why the count is what it is)."""
+def _beside(path: Path, here: Path) -> str:
+    """`path` as seen from the directory `here` (POSIX separators)."""
+    return Path(os.path.relpath(path, here)).as_posix()
+
+
+def _gpu_comments(sources: Iterable[PatchDoc], here: Path) -> list[tuple[str, str]]:
+    """The removed GPU lines of the patches that carry a comment (the comment says why the count is what it is),
+    with where they were, relative to `here`."""
     out: list[tuple[str, str]] = []
     seen: set[tuple[str, int]] = set()
     for s in sources:
         if s.entry.path is not None:
-            display, first = display_of(s.entry.path), 0
+            display, first = _beside(s.entry.path, here), 0
             try:
                 text = s.entry.path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
         else:
-            display, first, text = s.k.display, s.entry.line, s.entry.text or ""
+            display, first, text = _beside(s.k.path, here), s.entry.line, s.entry.text or ""
         lines = text.splitlines()
         for line, _col, _key in gpu_key_lines(text):
             body = lines[line - 1]
