@@ -208,12 +208,22 @@ class Repo:
         raise LookupError("no deployment file of that kind")
 
 
+def _own_repository(path: Path) -> None:
+    """Make the generated tree a git work tree of its own, as a user's checkout is: dra-migrate reads the
+    repository around the paths it is given (sharing configs, DeviceClasses, kustomizations), and without this
+    the repository would be this checkout, goldens included. A run on the whole tree then reads nothing more;
+    a hook run on one file reads the settings of the generated repository, as in a user's."""
+    if not (path / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+
+
 def ensure_repo(size: int, gpu_fraction: float, seed: int) -> Repo:
     name = f"repo-{size}-g{gpu_fraction}-s{seed}"
     path, index_path = OUT / name, OUT / f"{name}.index.json"
     if index_path.exists() and path.is_dir():
         index = json.loads(index_path.read_text())
         if index.get("generator_version") == GEN_VERSION:
+            _own_repository(path)
             return Repo(size, path, index)
     shutil.rmtree(path, ignore_errors=True)
     t0 = time.perf_counter()
@@ -222,6 +232,7 @@ def ensure_repo(size: int, gpu_fraction: float, seed: int) -> Repo:
     gen = [sys.executable, str(ROOT / "benchmarks" / "generate.py"), str(path), "--files", str(size)]
     gen += ["--gpu-fraction", str(gpu_fraction), "--seed", str(seed), "--index", str(index_path)]
     subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
+    _own_repository(path)
     os.sync()  # flush the new tree now, not as background writeback during the first timed runs
     index = json.loads(index_path.read_text())
     s = index["summary"]

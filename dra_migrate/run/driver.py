@@ -410,9 +410,10 @@ def _repo_prepass(cfg: RunConfig, result: RunResult, files: list[tuple[str, byte
     result.diagnostics.extend(scope_diagnostics(inv, cfg.sharing_scopes))
     # A DeviceClass serves the workloads of its own cluster only, like a sharing config: the caller's classes
     # apply everywhere (and win), the repository's to their directory tree and the kustomize builds holding them.
-    builds = kustomize_builds(kustomizations)
+    found = [(display, classes) for display, raw in files if (classes := scan_raw(raw))]
+    builds = kustomize_builds(kustomizations) if found else None  # (only when there is a class to place)
     scoped = tuple(ScopedClass(resource, name, display, tree_scope([display], builds))
-                   for display, raw in files for resource, name in scan_raw(raw).items())
+                   for display, classes in found for resource, name in classes.items() if builds is not None)
     return RepoFacts(sharing=inv, extended_resource_classes=dict(cfg.options.extended_resource_classes),
                      scoped_classes=scoped)
 
