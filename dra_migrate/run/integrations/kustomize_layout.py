@@ -75,7 +75,8 @@ class KustomizeRun(KustomizeFiles):
                 editable.add(k.path)
         if not loaded:
             return
-        owned = [r for r in self._raw if any(r in {t for _e, t, _l in k.resources} for k in loaded.values())]
+        listed = {t for k in loaded.values() for _e, t, _l in k.resources}
+        owned = [r for r in self._raw if r in listed]
         if owned and not read_repository:  # overlays elsewhere in the repository patch these bases too
             for k in discover_kustomizations(owned, paths):
                 loaded.setdefault(k.path, k)

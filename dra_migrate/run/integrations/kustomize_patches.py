@@ -175,7 +175,7 @@ class Analysis:
         t = self._t(level, inst)
         target = _find(t.objects, level.result) if t is not None and t.refused is None else None
 
-        if target is None or target == level.result or might_need_migration(_dump(inst.original).encode()):
+        if target is None or target == level.result or might_need_migration(json.dumps(inst.original).encode()):
             refused, why = False, f"its target {inst.describe()} ({inst.file.name}) is not migrated"
         else:
             refused, why = True, (
