@@ -388,7 +388,7 @@ def bench_size(repo: Repo, tool: Tool, repeat: int, ruamel_repo: Repo) -> dict[s
 ABLATIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("default", "tool: migrate REPO (every mechanism on)", {}),
     *((f"off_{m}", f"  without {m}", {"DRA_MIGRATE_PERF_OFF": m})
-      for m in ("workers", "early", "scout", "gcpause", "background", "caches")),
+      for m in ("workers", "early", "scout", "background", "caches")),
     ("serial", "  without any (DRA_MIGRATE_EXECUTOR=serial)", {"DRA_MIGRATE_EXECUTOR": "serial"}),
 )
 

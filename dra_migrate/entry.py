@@ -158,19 +158,7 @@ def _without_typer(r: Resolved) -> int:
         return 1
 
 
-def _pause_collector() -> bool:
-    """Pause the garbage collector until the run's first translation (dra_migrate.perf.gcpause), if perf/ is
-    there and wanted; True when it did."""
-    if not _perf_wanted("gcpause"):
-        return False
-    from dra_migrate.perf import gcpause  # lazy: start-up (this module imports nothing it can avoid)
-
-    gcpause.pause()
-    return True
-
-
 def main() -> None:
-    paused = _pause_collector()
     try:
         resolved = _resolved(sys.argv[1:])
         if isinstance(resolved, int):
@@ -178,10 +166,6 @@ def main() -> None:
         if resolved is not None:
             code = _fast_path(resolved)
             sys.exit(code if code is not None else _without_typer(resolved))
-        if paused:
-            from dra_migrate.perf import gcpause  # lazy: start-up (imported by _pause_collector already)
-
-            gcpause.resume()  # the other commands (simulate, cel...) run with the collector as usual
         _install_caches()
         from dra_migrate.cli.app import run  # lazy: start-up (typer, for the commands the fast path leaves)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dra_migrate.config import Options
 from dra_migrate.lower.context import RunContext
 from dra_migrate.lower.names import FileEntry, NameTable
-from dra_migrate.perf import frozen_pickle, gcpause, switches
+from dra_migrate.perf import frozen_pickle, switches
 from dra_migrate.perf.recording import RecordingNamer, TraceEntry, replay
 from dra_migrate.perf.scout import usable_cpus
 from dra_migrate.pipeline import FileResult, process_source
@@ -162,7 +162,6 @@ class Processor:
                 ticket = next(iter(self.waiting))
                 self.done[ticket] = _translate_chunk([self.waiting.pop(ticket)])[0]
                 self.warm = True
-            gcpause.resume()  # what is loaded is loaded; the workers translate with the collector on
             if self.before_fork is not None:
                 self.before_fork()
             # What the workers inherit stays shared with them: the collector would otherwise visit (and so
@@ -237,11 +236,8 @@ class Processor:
 
     def _serial(self, display: str, raw: bytes, helm: bool) -> FileResult:
         self.warm = True
-        try:
-            return process_source(display, raw, self.ctx, rules=self.rules,
-                                  claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
-        finally:
-            gcpause.resume()  # after the first file: what it loaded stays for the run
+        return process_source(display, raw, self.ctx, rules=self.rules,
+                              claims_elsewhere=self.cfg.claims_out is not None, helm_template=helm)
 
     def close(self) -> None:
         if self.executor is not None:

@@ -7,7 +7,6 @@ same either way (each mechanism is behaviour-preserving; tests/perf/test_executo
 - workers: the fork executor (perf.parallel.Processor): files translated in this process, as with --jobs 1;
 - early: files translated by the workers while the run still reads (the speculation of run.driver._run);
 - scout: the second process that walks and reads while the compiler is imported (perf.scout);
-- gcpause: the garbage collector's pause until the first translation (perf.gcpause);
 - background: the writer thread and its batched syncs (perf.background): each rewrite synced on its own;
 - caches: the CEL parser cache and the selector-verdict memo (perf.caches).
 
@@ -20,7 +19,7 @@ import os
 
 OFF_ENV = "DRA_MIGRATE_PERF_OFF"
 EXECUTOR_ENV = "DRA_MIGRATE_EXECUTOR"  # (run.executor.EXECUTOR_ENV; perf/ imports nothing from run/)
-MECHANISMS = ("workers", "early", "scout", "gcpause", "background", "caches")
+MECHANISMS = ("workers", "early", "scout", "background", "caches")
 
 
 def off(mechanism: str) -> bool:

@@ -27,7 +27,7 @@ from dra_migrate.ruleset.features import Target
 from dra_migrate.ruleset.kinds import KindRule, KindRuleSet, NonWorkloadRule, RuleError, load_kind_rules
 from dra_migrate.ruleset.prefilter_derive import derive_for
 from dra_migrate.run.bridge import classes_from, run_bridge, scan_paths, scan_raw
-from dra_migrate.run.executor import Executor, SerialExecutor, install_caches, resume_collector, select
+from dra_migrate.run.executor import Executor, install_caches, select
 from dra_migrate.run.integrations import unit_names
 from dra_migrate.run.integrations.kustomize_reach import kustomize_builds, tree_scope
 from dra_migrate.run.integrations.layout import Layout
@@ -103,11 +103,8 @@ def _use_prefilter(rule_dirs: Sequence[Path]) -> None:
 
 def run_migration(cfg: RunConfig) -> RunResult:
     install_caches()  # perf/'s CEL parser cache and verdict memo, for library callers too (if perf/ is there)
-    try:
-        with _interruptible() as interrupt:
-            return _run(cfg, interrupt)
-    finally:
-        resume_collector()  # whatever the run translated: what follows (reports) runs with the collector on
+    with _interruptible() as interrupt:
+        return _run(cfg, interrupt)
 
 
 def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
@@ -169,8 +166,6 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     # The executor (run.executor): perf/'s worker processes, or the serial reference when perf/ is absent,
     # --jobs 1 or DRA_MIGRATE_EXECUTOR=serial; the same results either way.
     pool, writes = select(cfg, rules, ctx)
-    if isinstance(pool, SerialExecutor):
-        resume_collector()  # the entry point's pause serves perf/'s executor only
     speculate = pool.jobs > 1 and not cfg.sharing_configs and not any(holds_repo_setting(c.raw) for c in context)
     scout = _scout_for(cfg, pool)
     entries: list[tuple[str, Any]] = []

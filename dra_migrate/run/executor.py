@@ -11,7 +11,6 @@ perf/ leaves a correct serial tool.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -129,14 +128,6 @@ def select(cfg: RunSettings, rules: KindRuleSet, ctx: RunContext) -> tuple[Execu
     if cfg.jobs == 1 or switches.off("workers"):
         return SerialExecutor(cfg, rules, ctx), writes
     return Processor(cfg, rules, ctx, before_fork=writes.drain), writes
-
-
-def resume_collector() -> None:
-    """Undo the entry point's pause of the garbage collector (perf.gcpause). Nothing imported it (perf/ is
-    absent, or the run is forced serial): nothing paused the collector."""
-    gcpause = sys.modules.get("dra_migrate.perf.gcpause")
-    if gcpause is not None:
-        gcpause.resume()
 
 
 def install_caches() -> None:

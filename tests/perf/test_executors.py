@@ -187,7 +187,7 @@ def test_each_mechanism_has_its_own_switch(monkeypatch: pytest.MonkeyPatch) -> N
     assert all(switches.off(m) for m in switches.MECHANISMS)
 
 
-@pytest.mark.parametrize("mechanism", ["workers", "early", "scout", "gcpause", "background", "caches"])
+@pytest.mark.parametrize("mechanism", ["workers", "early", "scout", "background", "caches"])
 def test_a_command_line_with_one_mechanism_off_gives_the_same_outcome(tmp_path: Path, mechanism: str) -> None:
     outcomes = []
     for n, off in enumerate(("", mechanism)):
