@@ -367,9 +367,10 @@ def _container_resources(
                 if placeholder
                 else "is not a whole number of devices"
             )
+            shown = "empty (null)" if raw[bad[0]] is None else f"= {raw[bad[0]]!r}"
             wl.diagnostics.append(
-                make("DRA203", f"container {container.name!r}: {name} = {raw[bad[0]]!r} in {bad[0]} {why}; "
-                     "left as is", loc, wl.ref)
+                make("DRA203", f"container {container.name!r}: {name} {shown} in {bad[0]} {why}; left as is",
+                     loc, wl.ref)
             )
             wl.blocked = True
             continue
