@@ -27,6 +27,25 @@ spec:
 """
 
 
+def time_slicing_config(replicas: int = 4, name: str = "time-slicing-config") -> str:
+    """A device plugin time-slicing ConfigMap sharing nvidia.com/gpu `replicas` ways (the GPU Operator's layout)."""
+    return f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: gpu-operator
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: {replicas}
+"""
+
+
 def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("DRA_MIGRATE_")}
     full["PYTHONPATH"] = str(REPO)

@@ -12,6 +12,7 @@ from dra_migrate.lower.sharing.opaque import gpu_sharing_parameters, schema_erro
 from dra_migrate.run.sharing_configs import parse_config, scan_bytes, scan_sharing_configs
 from tests.conftest import GOLDEN
 from tests.golden_runner import run_case
+from tests.integration_helpers import time_slicing_config
 from tests.oracle import documents
 
 TS_CM = b"""apiVersion: v1
@@ -196,20 +197,7 @@ def test_every_emitted_opaque_config_validates(case: Path, tmp_path: Path) -> No
                 assert schema_errors(cfg["opaque"]["parameters"]) == []
 
 
-TIME_SLICING_4 = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: time-slicing-config
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
-"""
+TIME_SLICING_4 = time_slicing_config(4)
 
 TWO_SHARING_WORKLOADS = """\
 apiVersion: apps/v1

@@ -21,6 +21,7 @@ from dra_migrate.perf import parallel
 from dra_migrate.reports.json import render as report_json
 from dra_migrate.run.driver import RunConfig, RunResult, run_migration
 from dra_migrate.run.sharing_configs import inventory_from
+from tests.integration_helpers import time_slicing_config
 
 WORKLOAD = """apiVersion: apps/v1
 kind: {kind}
@@ -53,20 +54,7 @@ spec:
             deviceClassName: gpu.nvidia.com
 """
 PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{n}\n  namespace: {ns}\ndata:\n  a: b\n"
-TIME_SLICING = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: time-slicing-config
-  namespace: gpu-operator
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
-"""
+TIME_SLICING = time_slicing_config(4)
 INVALID = "apiVersion: v1\nkind: Pod\nmetadata: {{name: broken{n}\nspec:\n  nvidia.com/gpu: 1\n"
 
 
