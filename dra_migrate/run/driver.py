@@ -352,7 +352,7 @@ def _route(
     if intercepted is not None:  # kustomize patches, chart templates: reported, never rewritten
         if cfg.output_dir is not None:
             _copy_out(cfg, writes, found, raw)
-        return "diagnostics", intercepted
+        return _reported(layout, found, intercepted)
     helm = is_helm_template_path(os.fspath(found))
     return "process", (found, raw, helm, pool.submit(found.display, raw, helm, position))
 
@@ -367,7 +367,15 @@ def _recheck(
     pool.skip(ticket)
     if cfg.output_dir is not None:
         _copy_out(cfg, writes, found, raw)
-    return "diagnostics", intercepted
+    return _reported(layout, found, intercepted)
+
+
+def _reported(layout: Any, found: Found, diagnostics: list[Diagnostic]) -> tuple[str, Any]:
+    """A file the layout reports instead of translating. A workload file it refuses is still a file with GPU
+    keys, left as is (the counts say so); patches and templates are reports about other files' builds."""
+    if layout.refuses(found):
+        return "file", FileResult(found.display, b"", None, list(diagnostics))
+    return "diagnostics", diagnostics
 
 
 def _settle(

@@ -176,6 +176,17 @@ def test_json_on_stdin_comes_out_as_json(tmp_path: Path) -> None:
     assert diff.returncode == 1 and '+  "kind": "ResourceClaimTemplate",' in diff.stdout
 
 
+def test_a_workload_file_the_kustomize_layout_refuses_counts_as_a_file_with_gpu_keys(tmp_path: Path) -> None:
+    """Counting is exact: the base file a patch keeps on the device plugin has GPU keys and is left as is."""
+    shutil.copytree(REPO / "golden" / "kustomize-refused-with-sibling" / "input", tmp_path / "input")
+    res = run(tmp_path, "migrate", "--check", "input")
+    assert res.returncode == 0, res.stderr
+    assert "1 with GPU keys, 0 would change" in res.stderr and "DRA717" in res.stderr
+    doc = json.loads(run(tmp_path, "migrate", "--check", "--format", "json", "input").stdout)
+    assert [f["path"] for f in doc["files"]] == ["input/base/all.yaml"]
+    assert not doc["files"][0]["changed"] and not doc["files"][0]["failed"]
+
+
 def test_a_refused_write_counts_as_failed_and_untouched(tmp_path: Path) -> None:
     (tmp_path / "ro.yaml").write_text(GPU_POD)
     (tmp_path / "ok.yaml").write_text(GPU_POD.replace("name: trainer", "name: other"))

@@ -97,6 +97,9 @@ class KustomizeRun(KustomizeFiles):
             return p.reports.get(real, [])
         return None
 
+    def refuses(self, found: Found) -> bool:
+        return self.prepared is not None and resolved(found.path) in self.prepared.refused
+
     def kustomization_reports(self, found: Found) -> list[Diagnostic] | None:
         p = self.prepared
         if p is None:

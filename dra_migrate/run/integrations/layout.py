@@ -66,6 +66,11 @@ class Layout:
             return helm.scan_template(found.display, raw)
         return None
 
+    def refuses(self, found: Found) -> bool:
+        """Whether `found` is a GPU workload file the kustomize layout keeps from migrating (its build could not
+        be kept right): a file with GPU keys left as is, not a patch or a report."""
+        return self.kustomize.refuses(found)
+
     def refine(self, found: Found, fr: FileResult) -> None:
         """A chart's values file: replace the generic 'no apiVersion/kind' warning by Helm advice per key."""
         if not any(d.code == "DRA108" for d in fr.diagnostics) or not helm.is_values_file(found.path):
