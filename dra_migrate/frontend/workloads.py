@@ -374,6 +374,13 @@ def _container_resources(
             )
             wl.blocked = True
             continue
+        if "limits" not in raw:  # the API server: "Limit must be set for non overcommitable resources"
+            wl.diagnostics.append(make(
+                "DRA202", f"container {container.name!r}: {name} in requests without a limit: Kubernetes rejects "
+                "an extended resource requested without a limit (it cannot be overcommitted); left as is",
+                loc, wl.ref))
+            wl.blocked = True
+            continue
         distinct = set(counts.values())
         if len(distinct) > 1:
             wl.diagnostics.append(
