@@ -50,7 +50,7 @@ def build_plan(cfg: RunConfig) -> dict[str, Any]:
         for wl in fr.workloads:
             if not wl.needs_gpus:
                 continue
-            verdict = analyze(wl, result.facts.classes_for(wl.file))
+            verdict = analyze(wl, result.facts.classes_for(wl.file), opts.target_version)
             lowered = [tl for tl in fr.lowered if tl.workload is wl]
             diags = [d for d in fr.diagnostics if d.object == wl.ref]
             errors = [d for d in diags if d.severity is Severity.ERROR]

@@ -23,7 +23,7 @@ from dra_migrate.check import prewrite
 from dra_migrate.diagnostics.model import Diagnostic, Location, Severity, make
 from dra_migrate.emit.claims_file import claims_files
 from dra_migrate.frontend.workloads import build
-from dra_migrate.ir import Workload
+from dra_migrate.ir import ContainerRole, Workload
 from dra_migrate.pipeline import FileResult, might_need_migration
 from dra_migrate.ruleset.features import Target, feature_problem
 from dra_migrate.ruleset.kinds import load_kind_rules
@@ -155,7 +155,12 @@ def _label_keys(wl: Workload) -> list[tuple[str, str]]:
     return out
 
 
-def analyze(wl: Workload, repo_classes: Mapping[str, str]) -> BridgeVerdict:
+# The first release whose scheduler reuses the devices of DRA-backed extended resources across non-sidecar init
+# containers, as the device plugin's kubelet did (kubernetes#134880, fixed by #134882).
+INIT_REUSE_RELEASE = (1, 35)
+
+
+def analyze(wl: Workload, repo_classes: Mapping[str, str], target: str | None = None) -> BridgeVerdict:
     resources = sorted({d.resource for pt in wl.pod_templates for c in pt.gpu_containers for d in c.demands})
     verdict = BridgeVerdict(wl, resources, True)
     verdict.backed_by = {r: repo_classes[r] for r in resources if r in repo_classes}
@@ -207,8 +212,26 @@ def analyze(wl: Workload, repo_classes: Mapping[str, str]) -> BridgeVerdict:
             f"spec.nodeName {preset[0]!r} is preset: the pod bypasses the scheduler, which allocates the devices "
             "behind an extended resource in bridge mode; set nodeSelector {kubernetes.io/hostname: ...} instead"
         )
+    if target is not None and _release(target) < INIT_REUSE_RELEASE:
+        inits = sorted({c.name for pt in wl.pod_templates for c in pt.gpu_containers
+                        if c.role is ContainerRole.INIT and any(d.count for d in c.demands)})
+        if inits:
+            verdict.reasons.append(
+                f"init container(s) {', '.join(repr(n) for n in inits)} request GPUs: before Kubernetes 1.35 the "
+                "scheduler gives each init container devices of its own for a DRA-backed extended resource "
+                "(kubernetes#134880), where the device plugin reused them for the next containers, so the pod "
+                f"would need more devices on {target}"
+            )
     verdict.served = not verdict.reasons
     return verdict
+
+
+def _release(target: str) -> tuple[int, int]:
+    major, _, minor = target.partition(".")
+    try:
+        return int(major), int(minor.split(".")[0])
+    except ValueError:
+        return INIT_REUSE_RELEASE
 
 
 # --- the classes ---------------------------------------------------------------------------------------------
@@ -285,7 +308,7 @@ def run_bridge(cfg: RunConfig, result: RunResult, facts: RepoFacts) -> list[Brid
                 fr.diagnostics.extend(wl.diagnostics)
                 if wl.blocked or not wl.needs_gpus:
                     continue
-                v = analyze(wl, repo)
+                v = analyze(wl, repo, opts.target_version)
                 verdicts.append(v)
                 fr.diagnostics.append(_verdict_diagnostic(v))
 
