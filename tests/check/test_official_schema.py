@@ -24,6 +24,8 @@ NEEDS_FEATURE: dict[str, dict[str, str]] = {
     "sharing-consumable-unsupported": {"1.32": "DRA605", "1.33": "DRA605", "1.34": "DRA606", "1.35": "DRA606"},
     "version-bridge-1.33-refused": {"1.32": "DRA605", "1.33": "DRA605"},  # its gates turn it on from 1.34
     "version-bridge-class-in-repo": {"1.32": "DRA605", "1.33": "DRA605", "1.34": "DRA606", "1.35": "DRA606"},
+    "version-bridge-init-1.34": {"1.32": "DRA605", "1.33": "DRA605"},  # DRAExtendedResource=true from 1.34
+    "version-bridge-init-1.35": {"1.32": "DRA605", "1.33": "DRA605"},
 }
 TARGET_REFUSALS = ("DRA605", "DRA606", "DRA607")
 
