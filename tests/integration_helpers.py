@@ -27,14 +27,15 @@ spec:
 """
 
 
-def time_slicing_config(replicas: int = 4, name: str = "time-slicing-config") -> str:
+def time_slicing_config(replicas: int = 4, name: str = "time-slicing-config",
+                        namespace: str | None = "gpu-operator") -> str:
     """A device plugin time-slicing ConfigMap sharing nvidia.com/gpu `replicas` ways (the GPU Operator's layout)."""
+    ns = f"\n  namespace: {namespace}" if namespace else ""
     return f"""\
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: {name}
-  namespace: gpu-operator
+  name: {name}{ns}
 data:
   any: |-
     version: v1
@@ -44,6 +45,22 @@ data:
         - name: nvidia.com/gpu
           replicas: {replicas}
 """
+
+
+GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  containers:
+    - name: main
+      image: busybox
+      resources:
+        limits:
+          nvidia.com/gpu: 2
+"""
+PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n"
 
 
 def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -7,21 +7,6 @@ import yaml
 
 from tests.conftest import REPO
 
-GPU_POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-spec:
-  containers:
-    - name: main
-      image: busybox
-      resources:
-        limits:
-          nvidia.com/gpu: 2
-"""
-PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n"
-
 
 def test_hook_definitions_hit_the_fast_path() -> None:
     from dra_migrate.cli.options import BY_KEY, FAST_DEFAULT, parse_argv

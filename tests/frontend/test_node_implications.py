@@ -17,6 +17,7 @@ from dra_migrate.lower.context import RepoFacts, RunContext
 from dra_migrate.lower.sharing.model import SharingInventory
 from dra_migrate.pipeline import FileResult, process_source
 from dra_migrate.run.sharing_configs import inventory_from
+from tests.integration_helpers import time_slicing_config
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -205,18 +206,7 @@ def test_label_implied_sharing_accepted_by_annotation() -> None:
 
 
 def test_label_implied_sharing_covered_by_a_config_is_the_sharing_pass_business() -> None:
-    inv = inventory_from([("cm.yaml", b"""apiVersion: v1
-kind: ConfigMap
-metadata: {name: ts, namespace: gpu-operator}
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
-""")])
+    inv = inventory_from([("cm.yaml", time_slicing_config(4, name="ts").encode())])
     fr = run(pod({"nodeSelector": {"nvidia.com/gpu.sharing-strategy": "time-slicing"}}, kind="Deployment"),
              sharing=inv)
     assert "DRA520" not in codes(fr) and {"DRA502", "DRA504"} & set(codes(fr))

@@ -8,21 +8,7 @@ from pathlib import Path
 
 from tests.installed import userrepo
 from tests.installed.conftest import HookRepo, assert_no_crash, git
-
-GPU_POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-spec:
-  containers:
-    - name: main
-      image: busybox
-      resources:
-        limits:
-          nvidia.com/gpu: 2
-"""
-PLAIN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n"
+from tests.integration_helpers import GPU_POD, PLAIN
 
 
 def test_try_repo_fixer_then_check(hook_repo: HookRepo, scratch_repo: Path) -> None:

@@ -27,21 +27,14 @@ from dra_migrate.simulate.cluster import ClusterState, place_replicas
 from tests.conftest import GOLDEN, REPO
 from tests.equivalence.cluster import base_inventory
 from tests.golden_runner import case_args, input_files
+from tests.integration_helpers import time_slicing_config
 from tests.oracle import documents
 
-TS = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: device-plugin-config
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: {replicas}
-"""
+
+def ts(replicas: int) -> str:
+    return time_slicing_config(replicas, name="device-plugin-config", namespace=None)
+
+
 DEPLOYMENT = """apiVersion: apps/v1
 kind: {kind}
 metadata:
@@ -83,7 +76,7 @@ def migrate(root: Path, paths: list[str], **kw: Any) -> tuple[str, dict[str, str
 
 def test_a_config_applies_below_its_directory_only(tmp_path: Path) -> None:
     write(tmp_path, {
-        "clusters/a/dp.yaml": TS.format(replicas=4),
+        "clusters/a/dp.yaml": ts(4),
         "clusters/a/app.yaml": DEPLOYMENT.format(kind="StatefulSet", name="app", replicas=3),
         "clusters/b/app.yaml": DEPLOYMENT.format(kind="StatefulSet", name="app", replicas=3),
     })
@@ -97,7 +90,7 @@ def test_a_config_applies_below_its_directory_only(tmp_path: Path) -> None:
 
 def test_sharing_config_flag_applies_to_every_path(tmp_path: Path) -> None:
     write(tmp_path, {
-        "infra/dp.yaml": TS.format(replicas=4),
+        "infra/dp.yaml": ts(4),
         "apps/app.yaml": DEPLOYMENT.format(kind="StatefulSet", name="app", replicas=3),
     })
     diags, out = migrate(tmp_path, ["apps", "infra"], mode="check")
@@ -137,8 +130,8 @@ def test_resolution_reports_disagreeing_clusters_and_orphans(tmp_path: Path) -> 
     app = DEPLOYMENT.format(kind="Deployment", name="x", replicas=1).encode()
     mappings = [ScopeMapping(str(tmp_path), "a/dp.yaml", ("a/**", "shared/**")),
                 ScopeMapping(str(tmp_path), "b/dp.yaml", ("b/**", "shared/**"))]
-    files = [(a, TS.format(replicas=4).encode()), (b, TS.format(replicas=2).encode()),
-             (infra, TS.format(replicas=8).encode()), (shared, app)]
+    files = [(a, ts(4).encode()), (b, ts(2).encode()),
+             (infra, ts(8).encode()), (shared, app)]
     inv = inventory_from(files, mappings=mappings)
     res = inv.resolve("nvidia.com/gpu", {}, shared)
     assert res.config is None and sorted(c.source for c in res.conflict) == [a, b]
@@ -151,8 +144,8 @@ def test_resolution_reports_disagreeing_clusters_and_orphans(tmp_path: Path) -> 
 def test_a_pointer_carries_the_configmap_of_its_own_cluster(tmp_path: Path) -> None:
     policy = ("apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  devicePlugin:\n"
               "    config: {name: device-plugin-config, default: any}\n")
-    files = [(str(tmp_path / "a/dp.yaml"), TS.format(replicas=4).encode()),
-             (str(tmp_path / "b/dp.yaml"), TS.format(replicas=2).encode()),
+    files = [(str(tmp_path / "a/dp.yaml"), ts(4).encode()),
+             (str(tmp_path / "b/dp.yaml"), ts(2).encode()),
              (str(tmp_path / "a/policy/policy.yaml"), policy.encode()),
              (str(tmp_path / "root-policy.yaml"), policy.encode())]
     inv = inventory_from(files)
@@ -167,7 +160,7 @@ def test_sharing_scopes_in_the_configuration_file(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     write(tmp_path, {
         ".dra-migrate.yaml": "sharing-scopes:\n  - config: infra/dp.yaml\n    paths: ['apps/**']\n",
-        "infra/dp.yaml": TS.format(replicas=4),
+        "infra/dp.yaml": ts(4),
         "apps/app.yaml": DEPLOYMENT.format(kind="StatefulSet", name="app", replicas=3),
     })
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -195,20 +195,7 @@ def test_dropping_the_ir_keeps_the_report(
     assert json.loads(reports[0])["summary"]["workloadsMigrated"] > 0
 
 
-SHARING_CONFIG = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: device-plugin-config
-  namespace: nvidia
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
-"""
+SHARING_CONFIG = time_slicing_config(4, name="device-plugin-config", namespace="nvidia")
 KUSTOMIZATION = "resources:\n- m000.yaml\npatches:\n- path: gpu-patch.yaml\n- path: gpu-overrides.yaml\n"
 
 
