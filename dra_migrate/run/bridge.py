@@ -30,7 +30,7 @@ from dra_migrate.ruleset.kinds import load_kind_rules
 from dra_migrate.ruleset.labels import load_label_rules
 from dra_migrate.ruleset.prefilters import CLASS as CLASS_PREFILTER
 from dra_migrate.ruleset.resources import classify
-from dra_migrate.run.writes import in_output_dir, unified_diff, write_in_place
+from dra_migrate.run.writes import output_path, unified_diff, write_in_place
 from dra_migrate.source.discover import discover
 from dra_migrate.source.reader import SourceError, parse_source
 
@@ -405,8 +405,5 @@ def _emit(cfg: RunConfig, result: RunResult, dest: Path, classes: list[dict[str,
         if cfg.mode == "diff":
             result.diffs.append(unified_diff(display, existing, data))
         elif cfg.mode == "write":
-            out = target
-            if cfg.output_dir is not None:
-                out = in_output_dir(cfg.paths, cfg.output_dir, target) or cfg.output_dir / target.name
-                out.parent.mkdir(parents=True, exist_ok=True)
+            out = target if cfg.output_dir is None else output_path(cfg.paths, cfg.output_dir, target)
             result.diagnostics.extend(write_in_place(out, display, data))

@@ -36,7 +36,7 @@ from dra_migrate.run.model import RunConfig, RunResult
 from dra_migrate.run.readpass import ReadOutcome, holds_repo_setting, worth_starting_early
 from dra_migrate.run.readpass import outcome as read_outcome
 from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diagnostics, read_files, scope_diagnostics
-from dra_migrate.run.writes import Writes, in_output_dir, unified_diff, write_in_place
+from dra_migrate.run.writes import Writes, output_path, unified_diff, write_in_place
 from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover, real_path
 from dra_migrate.source.filescan import Scan, scan
 from dra_migrate.source.reader import STDIN, is_helm_template_path
@@ -499,10 +499,8 @@ def _finish(
         if cfg.mode == "diff":
             result.diffs.append(unified_diff(display, existing, data))
         elif cfg.mode == "write":
-            dest = target
-            if cfg.output_dir is not None:  # beside its source's copy, as the source sits in the given path
-                dest = in_output_dir(cfg.paths, cfg.output_dir, target) or cfg.output_dir / target.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
+            # with --output-dir: beside its source's copy, as the source sits in the given path
+            dest = target if cfg.output_dir is None else output_path(cfg.paths, cfg.output_dir, target)
             problems = write_in_place(dest, display, data)
             result.diagnostics.extend(problems)
             if problems:

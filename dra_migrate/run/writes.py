@@ -45,6 +45,13 @@ def in_output_dir(paths: Sequence[str], output_dir: Path, target: Path) -> Path 
     return None
 
 
+def output_path(paths: Sequence[str], output_dir: Path, target: Path) -> Path:
+    """Where a new file of the run goes with --output-dir (in_output_dir, else at its top), its directory made."""
+    dest = in_output_dir(paths, output_dir, target) or output_dir / target.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return dest
+
+
 def unified_diff(name: str, before: bytes, after: bytes) -> str:
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)

@@ -15,7 +15,8 @@ from dra_migrate.emit.edits import apply_edits
 from dra_migrate.emit.patch import Patcher, UnsupportedLayout
 from dra_migrate.emit.style import detect_style
 from dra_migrate.ir import DocPath
-from dra_migrate.plan import Append, Op, SetKey, apply_ops
+from dra_migrate.plan import apply_ops
+from dra_migrate.run.integrations.kustomize_edit import append_ops
 from dra_migrate.source.compose import ComposeError, compose_documents
 from dra_migrate.source.discover import KUSTOMIZATION_NAMES
 from dra_migrate.source.helm import gpu_key_lines, gpu_text_lines
@@ -230,19 +231,7 @@ def append_entries(raw: bytes, display: str, additions: dict[str, list[Any]]) ->
     """(old, new) bytes of a kustomization with each of `additions` appended to its list (created when absent),
     entries already there skipped; or the reason it cannot be done. A minimal text edit through the core's
     patcher, checked by re-parsing the result."""
-    def ops(data: dict[str, Any]) -> list[Op] | str:
-        out: list[Op] = []
-        for key, entries in additions.items():
-            current = data.get(key)
-            if key in data and not isinstance(current, list):
-                return f"`{key}` is not a list"
-            new = [e for e in entries if not isinstance(current, list) or e not in current]
-            if not new:
-                continue
-            out.append(Append((key,), tuple(new)) if isinstance(current, list) else SetKey((key,), new))
-        return out
-
-    return edit_document(raw, display, ops)
+    return edit_document(raw, display, lambda data: append_ops(data, additions))
 
 
 def add_resource(kustomization: Path, entry: str) -> tuple[bytes, bytes] | str:
