@@ -22,6 +22,7 @@ from dra_migrate.ir import (
     PodTemplate,
     Workload,
 )
+from dra_migrate.ruleset.files import rules_data
 from dra_migrate.ruleset.kinds import KindRuleSet, resolve, split_api_version
 from dra_migrate.ruleset.resources import classify
 from dra_migrate.source.compose import CORE_TAGS
@@ -80,8 +81,13 @@ def build(
     return FrontendResult(docs, diags)
 
 
-# Autoscalers: kind → (the field with the most replicas it sets, its default when absent)
-AUTOSCALERS = {"HorizontalPodAutoscaler": ("maxReplicas", None), "ScaledObject": ("maxReplicaCount", 100)}
+def _autoscaler_rule(obj: Any) -> dict[str, Any] | None:
+    """The rules/autoscalers.yaml entry for `obj`, by its group and kind (None: not an autoscaler)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+        return None
+    group = split_api_version(str(obj.get("apiVersion", "")))[0]
+    return next((r for r in rules_data("autoscalers.yaml")["autoscalers"]
+                 if r["kind"] == obj["kind"] and r["group"] == group), None)
 
 
 def _autoscaled(docs: list[ParsedDocument]) -> None:
@@ -92,15 +98,16 @@ def _autoscaled(docs: list[ParsedDocument]) -> None:
         data = pd.data
         items = data.get("items") if isinstance(data, dict) and data.get("kind") == "List" else [data]
         for obj in items if isinstance(items, list) else []:
-            if not isinstance(obj, dict) or obj.get("kind") not in AUTOSCALERS:
+            rule = _autoscaler_rule(obj)
+            if rule is None:
                 continue
             spec, meta = as_map(obj.get("spec")), as_map(obj.get("metadata"))
             ref = as_map(spec.get("scaleTargetRef"))
-            field_name, default = AUTOSCALERS[str(obj["kind"])]
-            most = spec.get(field_name, default)
+            most = spec.get(rule["maxField"], rule.get("default"))
             if not isinstance(most, int) or isinstance(most, bool) or not isinstance(ref.get("name"), str):
                 continue
-            key = (str(meta.get("namespace") or ""), str(ref.get("kind") or "Deployment"), ref["name"])
+            target_kind = ref.get("kind") or rule.get("targetKindDefault")
+            key = (str(meta.get("namespace") or ""), str(target_kind), ref["name"])
             scalers[key] = (most, f"{obj['kind']}/{meta.get('name')}")
     if not scalers:
         return

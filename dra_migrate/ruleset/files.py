@@ -29,6 +29,7 @@ SCHEMAS: dict[str, str] = {
     "rules/resources.yaml": "resources.schema.json",
     "rules/gpu-scan.yaml": "gpu-scan.schema.json",
     "rules/risks.yaml": "risks.schema.json",
+    "rules/autoscalers.yaml": "autoscalers.schema.json",
     "rules/codes.yaml": "codes.schema.json",
     "rules/simulate/*.yaml": "simulate-nvidia.schema.json",
     "data/devices/*.yaml": "devices.schema.json",
