@@ -37,7 +37,9 @@ from dra_migrate.run.readpass import ReadOutcome, holds_repo_setting, worth_star
 from dra_migrate.run.readpass import outcome as read_outcome
 from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diagnostics, read_files, scope_diagnostics
 from dra_migrate.run.writes import Writes, output_path, unified_diff, write_in_place
-from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover, real_path
+from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover
+from dra_migrate.source import realpaths
+from dra_migrate.source.realpaths import real_path
 from dra_migrate.source.filescan import Scan, scan
 from dra_migrate.source.reader import STDIN, is_helm_template_path
 
@@ -109,6 +111,7 @@ def run_migration(cfg: RunConfig) -> RunResult:
 
 def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
     result = RunResult()
+    realpaths.clear()  # directories may have moved since the last run in this process
     _use_prefilter(cfg.rule_dirs)
     context = _context_files(cfg, result)
     if cfg.options.strategy == "extended-resource":

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.source import realpaths
 from dra_migrate.source.ignore import GitIgnore
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def discover(
     gitignore: bool = False,
 ) -> Iterator[Found]:
     """Files named explicitly are always yielded; `gitignore` only prunes what directory walks find."""
-    real_dir.cache_clear()  # a new walk: directories may have moved since the last one
+    realpaths.clear()  # a new walk: directories may have moved since the last one
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
@@ -139,19 +139,6 @@ def _walk(
         if excludes and _excluded(Path(top, name), excludes):
             continue
         yield from _walk(_join(top, name), arg, root, excludes, ignore, diagnostics)
-
-
-@functools.lru_cache(maxsize=4096)
-def real_dir(directory: str) -> str:
-    """os.path.realpath of a directory, cached (reset at the start of every walk)."""
-    return os.path.realpath(directory)
-
-
-def real_path(path: Path | str) -> Path:
-    """Path.resolve() of a file that is not itself a symbolic link (walks never yield one), with the
-    directory's resolution cached: the files of one directory share it."""
-    directory, name = os.path.split(os.fspath(path))
-    return Path(real_dir(directory or "."), name)
 
 
 def _join(top: str, name: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.source.realpaths import real_path
 from dra_migrate.source.textscan import code_lines
 
 # A GPU resource as a mapping key (quoted or not), or JSON-pointer-escaped inside a JSON 6902 path.
@@ -52,8 +53,6 @@ def chart_root(path: Path) -> Path | None:
 def is_values_file(path: Path) -> bool:
     if not path.name.startswith("values") and not path.is_symlink():
         return False
-    # lazy: start-up (source.discover: ~2 ms, only is_values_file() needs it)
-    from dra_migrate.source.discover import real_path
 
     p = real_path(path) if not path.is_symlink() else path.resolve()
     return (

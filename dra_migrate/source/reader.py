@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dra_migrate.source.compose import ComposeError, compose_documents
 from dra_migrate.source.nodes import Document, Scalar
+from dra_migrate.source.realpaths import real_dir
 from dra_migrate.source.templates import TEMPLATE_RE, TemplateDocument, boundaries_unambiguous, complex_key, mask
 
 BOM = "\ufeff"
@@ -134,8 +135,6 @@ def compose_plain_documents(text: str) -> tuple[list[Document], list[TemplateDoc
 
 def is_helm_template_path(path: Path | str) -> bool:
     """A file under a chart's templates/ directory (a Chart.yaml beside templates/)."""
-    # lazy: start-up (source.discover: ~2 ms, only is_helm_template_path() needs it)
-    from dra_migrate.source.discover import real_dir
 
     directory, name = os.path.split(os.fspath(path))
     real = real_dir(directory or ".")  # cached per directory: asked for every file that may hold GPU keys

@@ -202,7 +202,7 @@ def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
 
 
 def test_chart_templates_are_recognised_through_links_and_only_beside_a_chart(tmp_path: Path) -> None:
-    from dra_migrate.source.discover import real_dir
+    from dra_migrate.source.realpaths import real_dir
     from dra_migrate.source.reader import is_helm_template_path
 
     chart = tmp_path / "chart"

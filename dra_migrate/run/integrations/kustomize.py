@@ -22,6 +22,7 @@ from dra_migrate.source.discover import KUSTOMIZATION_NAMES
 from dra_migrate.source.helm import gpu_key_lines, gpu_text_lines
 from dra_migrate.source.nodes import Scalar, find, key_line
 from dra_migrate.source.plain import to_plain
+from dra_migrate.source.realpaths import real_dir, real_join
 from dra_migrate.source.reader import SourceError, parse_source
 
 PATCH_FIELDS = ("patchesStrategicMerge", "patches", "patchesJson6902")  # the order kustomize applies them in
@@ -54,7 +55,7 @@ class PatchEntry:
 
 @dataclass(slots=True, eq=False)
 class Kustomization:
-    path: Path  # the file
+    path: Path  # the file, in a real directory (symbolic links resolved) when a BuildIndex holds it
     display: str
     data: dict[str, Any]
     text: str
@@ -159,7 +160,8 @@ def _replicas_entry(i: int, entry: Any, line: int) -> PatchEntry | None:
 
 
 def _resolve(here: Path, entry: str) -> Path:
-    return Path(os.path.realpath(here / entry))
+    """os.path.realpath(here / entry), `here`'s part cached (a repository's kustomizations share directories)."""
+    return Path(real_join(real_dir(os.fspath(here)), entry))
 
 
 def _patch_entry(fld: str, i: int, entry: Any, here: Path, line: int) -> PatchEntry | None:

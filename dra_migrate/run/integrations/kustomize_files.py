@@ -20,6 +20,7 @@ from dra_migrate.run.integrations.kustomize import Kustomization, PatchEntry
 from dra_migrate.run.integrations.kustomize_model import PatchDoc
 from dra_migrate.run.integrations.kustomize_patches import Decisions, Translation
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex
+from dra_migrate.source import realpaths
 from dra_migrate.source.helm import GPU_TEXT_RE
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Prepared:
 
 
 def resolved(p: Path | str) -> Path:
-    return Path(os.path.realpath(p))
+    return Path(realpaths.resolved(p))
 
 
 def display_of(path: Path) -> str:

@@ -39,13 +39,21 @@ class KustomizeRun(KustomizeFiles):
     def __init__(self) -> None:
         super().__init__()
         self.noted: dict[Path, tuple[Found, bytes]] = {}  # kustomization files the walk read, by real path
+        self.loaded: dict[Path, Kustomization] = {}  # those of them that are kustomizations
         self.prepared: Prepared | None = None
 
     # --- during the read --------------------------------------------------------------------------------
 
     def note(self, found: Found, raw: bytes) -> None:
+        """A file the run read. A kustomization is loaded now rather than in prepare(): the read often waits for
+        the walk (the scout's), and what it does meanwhile is off the time to the first translation."""
         if found.name in kustomize.KUSTOMIZATION_NAMES:
-            self.noted.setdefault(resolved(found.path), (found, raw))
+            real = resolved(found.path)
+            if real not in self.noted:
+                self.noted[real] = (found, raw)
+                k = kustomize.load(real, found.display, raw)
+                if k is not None:
+                    self.loaded[real] = k
 
     # --- before translation ------------------------------------------------------------------------------
 
@@ -61,11 +69,7 @@ class KustomizeRun(KustomizeFiles):
             real = resolved(found.path)
             self._raw[real] = raw
             self._display[real] = found.display
-        loaded: dict[Path, Kustomization] = {}
-        for real, (found, raw) in self.noted.items():
-            k = kustomize.load(real, found.display, raw)
-            if k is not None:
-                loaded[real] = k
+        loaded = dict(self.loaded)
         given = [Path(os.path.realpath(p)) for p in paths if p != "-"]
         editable = {r for r in loaded if any(g == r or g in r.parents for g in given)}
         near: dict[Path, Kustomization | None] = {}

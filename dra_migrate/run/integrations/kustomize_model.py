@@ -10,7 +10,6 @@ a target selector matches the object's original or current name and namespace (r
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,7 +129,7 @@ class Builder:
             for item, o in pairs:
                 if isinstance(o, dict) and o.get("kind"):
                     meta = _mapping(o.get("metadata"))
-                    inst = Instance(path, d, item, o, copy.deepcopy(o))
+                    inst = Instance(path, d, item, o, o)
                     inst.ids.append((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
                     out.append(inst)
         return out
@@ -190,7 +189,9 @@ class Builder:
 
 
 def _copy(inst: Instance) -> Instance:
-    return Instance(inst.file, inst.doc, inst.item, inst.original, copy.deepcopy(inst.current), list(inst.ids),
+    """The instance for another build that includes it. Objects are shared, never copied: no step changes one in
+    place (the merges and patches of kustomize_merge return new containers)."""
+    return Instance(inst.file, inst.doc, inst.item, inst.original, inst.current, list(inst.ids),
                     list(inst.levels), list(inst.errors))
 
 

@@ -13,16 +13,18 @@ from pathlib import Path
 
 from dra_migrate.run.integrations import kustomize
 from dra_migrate.run.integrations.kustomize import Kustomization
+from dra_migrate.source import realpaths
 
 
 class BuildIndex:
     """Every kustomization the run knows (read by the run, or loaded from disk because one of them includes
-    it), indexed by directory. Paths are resolved (symlinks followed) absolute paths."""
+    it), indexed by directory. Paths are resolved (symlinks followed) absolute paths: each kustomization's
+    directory is a real path already (kustomize_layout and the loads here resolve them)."""
 
     def __init__(self, kustomizations: Iterable[Kustomization]) -> None:
         self.by_dir: dict[Path, Kustomization] = {}
         for k in kustomizations:
-            self.by_dir.setdefault(k.dir.resolve(), k)
+            self.by_dir.setdefault(k.dir, k)
         self.context: set[Path] = set()  # directories loaded from disk, outside the paths the run was given
         self._load_included()
         self._owners: dict[Path, list[Kustomization]] = {}
@@ -59,14 +61,14 @@ class BuildIndex:
 
     def parents(self, k: Kustomization) -> list[Kustomization]:
         """The kustomizations that include `k` (as a resource directory or a component)."""
-        return list(self._parents.get(k.dir.resolve(), ()))
+        return list(self._parents.get(k.dir, ()))
 
     def roots_of(self, file: Path) -> frozenset[Path]:
         """The directories of the kustomization roots whose build includes `file`; empty when no known
         kustomization does (the file is applied on its own, or with its directory)."""
         out: set[Path] = set()
         for owner in self.owners(file):
-            out.update(r.dir.resolve() for r in self.roots_above(owner))
+            out.update(r.dir for r in self.roots_above(owner))
         return frozenset(out)
 
     def roots_above(self, k: Kustomization) -> list[Kustomization]:
@@ -76,7 +78,7 @@ class BuildIndex:
         stack = [k]
         while stack:
             cur = stack.pop()
-            key = cur.dir.resolve()
+            key = cur.dir
             if key in seen:
                 continue
             seen.add(key)
@@ -92,7 +94,7 @@ class BuildIndex:
             yield from self._up([owner])
 
     def _up(self, path: list[Kustomization]) -> Iterator[list[Kustomization]]:
-        ups = [p for p in self._parents.get(path[-1].dir.resolve(), []) if p not in path]
+        ups = [p for p in self._parents.get(path[-1].dir, []) if p not in path]
         if not ups:
             yield path
         for p in ups:
@@ -102,7 +104,7 @@ class BuildIndex:
         """The namespace the build of `root` gives the objects of `file` (the outermost `namespace:` on the
         way up), or None when no kustomization on the way sets one (the objects keep their own)."""
         for chain in self.chain_of(file):
-            if chain[-1].dir.resolve() != root:
+            if chain[-1].dir != root:
                 continue
             for k in reversed(chain):
                 if k.namespace:
@@ -132,9 +134,9 @@ class BuildIndex:
         seen: set[Path] = set()
 
         def walk(cur: Kustomization) -> None:
-            if cur.dir.resolve() in seen:
+            if cur.dir in seen:
                 return
-            seen.add(cur.dir.resolve())
+            seen.add(cur.dir)
             for _e, target, _l in (*cur.resources, *cur.components):
                 sub = self.by_dir.get(target)
                 if sub is not None:
@@ -147,7 +149,7 @@ class BuildIndex:
 
 
 def _real(p: Path) -> Path:
-    return Path(os.path.realpath(p))
+    return Path(realpaths.resolved(p))
 
 
 SKIP_DIRS = frozenset({".git", "node_modules", "vendor", "__pycache__", ".venv", "venv", ".tox"})
