@@ -37,11 +37,11 @@ from dra_migrate.run.readpass import ReadOutcome, holds_repo_setting, worth_star
 from dra_migrate.run.readpass import outcome as read_outcome
 from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diagnostics, read_files, scope_diagnostics
 from dra_migrate.run.writes import Writes, output_path, unified_diff, write_in_place
-from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover
 from dra_migrate.source import realpaths
-from dra_migrate.source.realpaths import real_path
+from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover
 from dra_migrate.source.filescan import Scan, scan
 from dra_migrate.source.reader import STDIN, is_helm_template_path
+from dra_migrate.source.realpaths import real_path
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter

@@ -202,8 +202,8 @@ def test_gitignore_matches_git_itself(tmp_path: Path) -> None:
 
 
 def test_chart_templates_are_recognised_through_links_and_only_beside_a_chart(tmp_path: Path) -> None:
-    from dra_migrate.source.realpaths import real_dir
     from dra_migrate.source.reader import is_helm_template_path
+    from dra_migrate.source.realpaths import real_dir
 
     chart = tmp_path / "chart"
     (chart / "templates" / "sub").mkdir(parents=True)

@@ -22,8 +22,8 @@ from dra_migrate.source.discover import KUSTOMIZATION_NAMES
 from dra_migrate.source.helm import gpu_key_lines, gpu_text_lines
 from dra_migrate.source.nodes import Scalar, find, key_line
 from dra_migrate.source.plain import to_plain
-from dra_migrate.source.realpaths import real_dir, real_join
 from dra_migrate.source.reader import SourceError, parse_source
+from dra_migrate.source.realpaths import real_dir, real_join
 
 PATCH_FIELDS = ("patchesStrategicMerge", "patches", "patchesJson6902")  # the order kustomize applies them in
 # Fields that change a build in ways the patch analysis does not model (kustomize's own OpenAPI, plugins).
