@@ -207,10 +207,12 @@ def _run(cfg: RunConfig, interrupt: _Interrupt) -> RunResult:
         kept = [(v[0], v[1]) for k, v in entries if k in ("kept", "submitted")]
         ctx.use(_repo_prepass(cfg, result, _with_context(kept, context), layout.kustomization_files()))
         hits = [(found, raw) for found, raw in kept if might_need_migration(raw)]
-        layout.index(hits, cfg, rules, ctx)
         names = _name_prepass(cfg, result, rules, hits, walked, kustomizations, context)
         result.facts = dataclasses.replace(ctx.facts, names=names)
         ctx.use(result.facts)
+        if speculate:  # the files held for their names start now, while the layout is indexed
+            early.release(pool, entries)
+        layout.index(hits, cfg, rules, ctx)
         del kept, hits, walked, kustomizations
         if not speculate and any(k == "submitted" for k, _v in entries):
             # the pre-pass may have changed the settings the workers were started with: start over
@@ -255,6 +257,7 @@ class _Early:
     def __init__(self) -> None:
         self.directory: str | None = None
         self.held: list[int] = []  # their places in the run's entries
+        self.unnamed: list[int] = []  # held for the names pre-pass
 
     def hold(self, pool: Executor, entries: list[tuple[str, Any]], found: Found) -> None:
         directory = os.path.dirname(os.fspath(found))
@@ -269,10 +272,22 @@ class _Early:
         waiting = related([entries[i][1][1] for i in held]) if len(held) > 1 else set()
         for n, i in enumerate(held):
             if n in waiting:
+                self.unnamed.append(i)
                 continue
-            found, raw = entries[i][1]
-            entries[i] = ("submitted", (found, raw, pool.submit(found.display, raw,
-                                                                is_helm_template_path(os.fspath(found)), i)))
+            _submit(pool, entries, i)
+
+    def release(self, pool: Executor, entries: list[tuple[str, Any]]) -> None:
+        """The names pre-pass is done: the files held for it start (before the layout's pre-pass, which may
+        still report some of them instead: those are skipped then, as other files started early)."""
+        unnamed, self.unnamed = self.unnamed, []
+        for i in unnamed:
+            _submit(pool, entries, i)
+
+
+def _submit(pool: Executor, entries: list[tuple[str, Any]], i: int) -> None:
+    found, raw = entries[i][1]
+    entries[i] = ("submitted", (found, raw, pool.submit(found.display, raw, is_helm_template_path(os.fspath(found)),
+                                                        i)))
 
 
 def _scout_for(cfg: RunConfig, pool: Executor) -> Scout | None:

@@ -9,10 +9,14 @@ import os
 from pathlib import Path
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)
 def real_dir(directory: str) -> str:
-    """os.path.realpath of a directory, cached (reset at the start of every walk and every run)."""
-    return os.path.realpath(directory)
+    """os.path.realpath of a directory, cached (reset at the start of every walk and every run): resolved from
+    its parent's, so directories with a common ancestor share its resolution."""
+    parent, name = os.path.split(directory)
+    if name in ("", ".", "..") or parent == directory:
+        return os.path.realpath(directory)
+    return real_join(real_dir(parent or "."), name)
 
 
 def clear() -> None:
