@@ -41,7 +41,7 @@ from dra_migrate.source import realpaths
 from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover
 from dra_migrate.source.filescan import Scan, scan
 from dra_migrate.source.reader import STDIN, is_helm_template_path
-from dra_migrate.source.realpaths import real_path
+from dra_migrate.source.realpaths import real_file
 
 if TYPE_CHECKING:
     from dra_migrate.emit.writer import TreeWriter
@@ -641,7 +641,7 @@ def _context_files(cfg: RunConfig, result: RunResult) -> list[ContextFile]:
         top = str(root)
     out: list[ContextFile] = []
     for found in discover([top], cfg.excludes, None, gitignore=cfg.gitignore):
-        real = str(real_path(os.fspath(found)))
+        real = real_file(os.fspath(found))
         if real in named_files or real.startswith(named_dirs):
             out.append(ContextFile(found, b"", real, True, False, False))  # the run reads it: its place only
             continue
@@ -663,7 +663,7 @@ def _with_context(kept: list[tuple[Found, bytes]], context: list[ContextFile]) -
         return [(found.display, raw) for found, raw in kept]
     position = {c.real: i for i, c in enumerate(context)}  # the place of each in a walk of the repository
 
-    ordered = [(position.get(str(real_path(os.fspath(found))), len(position)), found.display, raw)
+    ordered = [(position.get(real_file(os.fspath(found)), len(position)), found.display, raw)
                for found, raw in kept]
     ordered.extend((position[c.real], c.found.display, c.raw) for c in _settings(context))
     ordered.sort(key=lambda t: t[0])
