@@ -199,3 +199,22 @@ def test_a_command_line_with_one_mechanism_off_gives_the_same_outcome(tmp_path: 
         outcomes.append((done.returncode, done.stdout, done.stderr, files))
     assert outcomes[0][0] == 1, outcomes[0][2].decode()
     assert outcomes[0] == outcomes[1]
+
+
+def test_files_held_for_their_names_come_out_as_in_a_serial_run(tmp_path: Path) -> None:
+    """Workloads of one directory whose claim templates could be named alike wait for the names pre-pass, then
+    start on the workers while the kustomize pre-pass runs (run.driver._Early.release): their names are the
+    pre-pass's, byte for byte those of a serial run and of the golden."""
+    case = REPO / "golden" / "names-apply-unit"
+    outcomes = []
+    for jobs in ("2", "1"):
+        repo = tmp_path / jobs / "repo"
+        repo.mkdir(parents=True)
+        for f in sorted(case.glob("input*")):
+            shutil.copy2(f, repo / f.name)
+        done = _python(ENTRY, "migrate", "--jobs", jobs, "repo", cwd=repo.parent)
+        assert done.returncode == 1, done.stderr.decode()
+        outcomes.append({p.name: p.read_bytes() for p in sorted(repo.iterdir())})
+    assert outcomes[0] == outcomes[1]
+    for name, data in outcomes[0].items():
+        assert data == (case / "expected" / name).read_bytes(), name
