@@ -21,7 +21,6 @@ import yaml
 
 from dra_migrate.check import prewrite
 from dra_migrate.diagnostics.model import Diagnostic, Location, Severity, make
-from dra_migrate.emit.claims_file import claims_files
 from dra_migrate.frontend.workloads import build
 from dra_migrate.ir import ContainerRole, Workload
 from dra_migrate.pipeline import FileResult, might_need_migration
@@ -30,7 +29,7 @@ from dra_migrate.ruleset.kinds import load_kind_rules
 from dra_migrate.ruleset.labels import load_label_rules
 from dra_migrate.ruleset.prefilters import CLASS as CLASS_PREFILTER
 from dra_migrate.ruleset.resources import classify
-from dra_migrate.run.writes import output_path, unified_diff, write_in_place
+from dra_migrate.run.writes import settle_new_objects
 from dra_migrate.source.discover import discover
 from dra_migrate.source.reader import SourceError, parse_source
 
@@ -396,14 +395,4 @@ def _verdict_diagnostic(v: BridgeVerdict) -> Diagnostic:
 
 
 def _emit(cfg: RunConfig, result: RunResult, dest: Path, classes: list[dict[str, Any]]) -> None:
-    for target, data in claims_files(dest, [(str(dest), c) for c in classes]).items():
-        display = str(target)
-        existing = target.read_bytes() if target.exists() else b""
-        if data == existing:
-            continue
-        result.new_files[display] = data
-        if cfg.mode == "diff":
-            result.diffs.append(unified_diff(display, existing, data))
-        elif cfg.mode == "write":
-            out = target if cfg.output_dir is None else output_path(cfg.paths, cfg.output_dir, target)
-            result.diagnostics.extend(write_in_place(out, display, data))
+    settle_new_objects(cfg, result, dest, [(str(dest), c) for c in classes], "DeviceClass")

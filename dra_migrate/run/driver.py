@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dra_migrate.check.lint import lint_objects
 from dra_migrate.config import Options
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
-from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, claims_target, json_stream, verify_claims_file
+from dra_migrate.emit.claims_file import claims_target, json_stream
 from dra_migrate.emit.writer import TreeWriter
 from dra_migrate.lower.context import RepoFacts, RunContext, ScopedClass
 from dra_migrate.lower.passes import SIDE_EFFECTS  # (pipeline imports the passes anyway)
@@ -36,7 +36,7 @@ from dra_migrate.run.model import RunConfig, RunResult
 from dra_migrate.run.readpass import ReadOutcome, holds_repo_setting, worth_starting_early
 from dra_migrate.run.readpass import outcome as read_outcome
 from dra_migrate.run.sharing_configs import inventory_from, obsolete_config_diagnostics, read_files, scope_diagnostics
-from dra_migrate.run.writes import Writes, output_path, unified_diff, write_in_place
+from dra_migrate.run.writes import Writes, settle_new_objects, unified_diff
 from dra_migrate.source import realpaths
 from dra_migrate.source.discover import KUSTOMIZATION_NAMES, Found, discover
 from dra_migrate.source.filescan import Scan, scan
@@ -497,32 +497,7 @@ def _finish(
     if not claims:
         return
 
-    try:
-        planned = claims_files(cfg.claims_out, claims)
-    except ClaimsFileError as exc:
-        message = exc.message + "; no claim template was written"
-        result.diagnostics.append(make(exc.code, message, Location(exc.path)))
-        return
-    for target, data in planned.items():
-        display = str(target)
-        existing = target.read_bytes() if target.exists() else b""
-        if data == existing:
-            continue
-        problem = verify_claims_file(target, existing, data, [d for _src, d in claims])
-        if problem:
-            result.diagnostics.append(make("DRA901", f"self-check failed: {problem}; the file is untouched",
-                                           Location(display)))
-            continue
-        result.new_files[display] = data
-        if cfg.mode == "diff":
-            result.diffs.append(unified_diff(display, existing, data))
-        elif cfg.mode == "write":
-            # with --output-dir: beside its source's copy, as the source sits in the given path
-            dest = target if cfg.output_dir is None else output_path(cfg.paths, cfg.output_dir, target)
-            problems = write_in_place(dest, display, data)
-            result.diagnostics.extend(problems)
-            if problems:
-                del result.new_files[display]  # refused: counted as what it is, an error, not a new file
+    settle_new_objects(cfg, result, cfg.claims_out, claims, "claim template")
 
 
 def _interrupted(result: RunResult, interrupt: _Interrupt, before: str) -> bool:

@@ -10,10 +10,14 @@ import difflib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
+from dra_migrate.emit.claims_file import ClaimsFileError, claims_files, verify_claims_file
 from dra_migrate.emit.writer import write_atomic
+
+if TYPE_CHECKING:
+    from dra_migrate.run.model import RunConfig, RunResult
 
 Job = Callable[[], list[Diagnostic]]  # a write; it returns the diagnostics of its failures
 
@@ -50,6 +54,47 @@ def output_path(paths: Sequence[str], output_dir: Path, target: Path) -> Path:
     dest = in_output_dir(paths, output_dir, target) or output_dir / target.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     return dest
+
+
+def settle_new_objects(cfg: RunConfig, result: RunResult, dest: Path | None,
+                       objects: list[tuple[str, dict[str, Any]]], what: str) -> None:
+    """New objects the run emits (claim templates, DeviceClasses: `what`), each with the source it comes from,
+    into the files emit.claims_file plans for them (`dest`: --claims-out or bridge mode's file). A plan that
+    cannot be made (an unreadable existing file) writes nothing, and says so."""
+    try:
+        planned = claims_files(dest, objects)
+    except ClaimsFileError as exc:
+        result.diagnostics.append(make(exc.code, f"{exc.message}; no {what} was written", Location(exc.path)))
+        return
+    new = [o for _src, o in objects]
+    for target, data in planned.items():
+        _settle_file(cfg, result, target, data, new)
+
+
+def _settle_file(cfg: RunConfig, result: RunResult, target: Path, data: bytes, objects: list[dict[str, Any]]
+                 ) -> None:
+    """One planned file: checked first (the old content kept, only `objects` added: emit.claims_file.
+    verify_claims_file), then recorded as a new file and shown as a diff or written, as the run's mode says. A
+    refused write counts as what it is, an error, not a new file."""
+    display = str(target)
+    existing = target.read_bytes() if target.exists() else b""
+    if data == existing:
+        return
+    problem = verify_claims_file(target, existing, data, objects)
+    if problem:
+        result.diagnostics.append(make("DRA901", f"self-check failed: {problem}; the file is untouched",
+                                       Location(display)))
+        return
+    result.new_files[display] = data
+    if cfg.mode == "diff":
+        result.diffs.append(unified_diff(display, existing, data))
+    elif cfg.mode == "write":
+        # with --output-dir: beside its source's copy, as the source sits in the given path
+        dest = target if cfg.output_dir is None else output_path(cfg.paths, cfg.output_dir, target)
+        problems = write_in_place(dest, display, data)
+        result.diagnostics.extend(problems)
+        if problems:
+            del result.new_files[display]
 
 
 def unified_diff(name: str, before: bytes, after: bytes) -> str:

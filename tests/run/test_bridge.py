@@ -151,3 +151,25 @@ def test_rewrite_mode_leaves_dra_backed_workloads(tmp_path: Path) -> None:
     result = run_migration(RunConfig([str(tmp_path)], options=Options()))
     assert (tmp_path / "pod.yaml").read_text() == pod
     assert [d.object for d in result.all_diagnostics if d.code == "DRA614"] == ["Pod/p"]
+
+
+def test_a_class_file_that_cannot_be_read_is_an_error_not_a_traceback_nor_a_new_file(tmp_path: Path) -> None:
+    """The DeviceClass file goes through the run's one path for files of new objects (run.writes.
+    settle_new_objects): planned, checked, then written; a file it cannot read or write is reported (before, an
+    unreadable one raised out of the run) and not counted as created."""
+    pod = POD.format(name="p", extra="", resource="nvidia.com/mig-1g.5gb")
+    (tmp_path / "dra-deviceclasses.yaml").mkdir()  # where the class file goes: a directory, so no write succeeds
+    result = _run(tmp_path, {"a.yaml": pod})
+    assert result.new_files == {}
+    assert "DRA106" in _codes(result) or "DRA111" in _codes(result)
+    assert result.exit_code == 2
+
+
+def test_a_class_file_whose_existing_content_would_change_is_left_untouched(tmp_path: Path) -> None:
+    existing = "# DeviceClasses of this repository\n---\n"  # kept byte for byte: the new class is appended
+    (tmp_path / "dra-deviceclasses.yaml").write_text(existing)
+    pod = POD.format(name="p", extra="", resource="nvidia.com/mig-1g.5gb")
+    result = _run(tmp_path, {"a.yaml": pod}, mode="check")
+    created = result.new_files[str(tmp_path / "dra-deviceclasses.yaml")]
+    assert created.startswith(existing.encode())
+    assert "DRA901" not in _codes(result)
