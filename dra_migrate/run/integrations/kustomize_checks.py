@@ -17,7 +17,7 @@ from dra_migrate.emit.claims_file import claims_target
 from dra_migrate.pipeline import might_need_migration
 from dra_migrate.run.integrations import kustomize
 from dra_migrate.run.integrations.kustomize import Kustomization
-from dra_migrate.run.integrations.kustomize_files import parse_docs, refusal
+from dra_migrate.run.integrations.kustomize_files import refusal
 from dra_migrate.run.integrations.kustomize_model import Builder, Instance
 from dra_migrate.run.integrations.kustomize_patches import Analysis
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex
@@ -107,25 +107,11 @@ def _changes(run: KustomizeFiles, file: Path) -> bool:
     t = run.known_translation(file)
     if t is None:
         return _names_gpu(raw)
-    return t.refused is None and t.objects != _originals(raw, file)
+    return t.refused is None and t.objects != run.originals(file)
 
 
 def _names_gpu(raw: bytes) -> bool:
     return GPU_TEXT_RE.search(raw.decode("utf-8", "replace")) is not None
-
-
-def _originals(raw: bytes, file: Path) -> list[object]:
-    try:
-        docs = parse_docs(raw, file.suffix == ".json")
-    except ValueError:
-        return []
-    out: list[object] = []
-    for o in docs:
-        if isinstance(o, dict) and o.get("kind") == "List" and isinstance(o.get("items"), list):
-            out.extend(i for i in o["items"] if isinstance(i, dict))
-        elif isinstance(o, dict):
-            out.append(o)
-    return out
 
 
 def _creates(run: KustomizeFiles, file: Path) -> bool:
@@ -134,7 +120,7 @@ def _creates(run: KustomizeFiles, file: Path) -> bool:
     t = run.known_translation(file)
     if t is None or raw is None:
         return raw is not None and _names_gpu(raw)
-    return t.refused is None and len(t.objects) > len(_originals(raw, file))
+    return t.refused is None and len(t.objects) > len(run.originals(file))
 
 
 def _claims_placement(run: KustomizeFiles, p: Prepared, claims_out: Path | None, candidates: set[Path],
@@ -225,12 +211,10 @@ def _left_with_their_file(run: KustomizeFiles, f: Path, raw: bytes, diags: list[
     stays on the device plugin unnamed); a refusal about the file (where its claims would go) covers them all."""
     said = " ".join(d.message for d in diags)
     labels: list[str] = []
-    for obj in run.docs(f) or []:
-        items = obj.get("items") if isinstance(obj, dict) and obj.get("kind") == "List" else [obj]
-        for o in items if isinstance(items, list) else []:
-            if isinstance(o, dict) and might_need_migration(json.dumps(o, default=str).encode()):
-                meta: dict[str, Any] = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
-                labels.append(f"{o.get('kind')} {meta.get('name')}")
+    for o in run.originals(f):
+        if might_need_migration(json.dumps(o, default=str).encode()):
+            meta: dict[str, Any] = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
+            labels.append(f"{o.get('kind')} {meta.get('name')}")
     if not diags or not any(label in said for label in labels):
         return []
     first = diags[0].message.removeprefix("not migrated: ")

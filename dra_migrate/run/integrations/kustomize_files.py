@@ -62,6 +62,7 @@ class KustomizeFiles:
         self._raw: dict[Path, bytes] = {}  # the files that may need migration, by real path
         self._display: dict[Path, str] = {}
         self._translations: dict[Path, Translation | None] = {}
+        self._originals: dict[Path, list[dict[str, Any]]] = {}
         self._rules: KindRuleSet | None = None
         self._run: RunContext | None = None  # the run's: its options and pre-pass facts
 
@@ -82,6 +83,13 @@ class KustomizeFiles:
             self._translations[path] = None if raw is None else self.translate(self._display[path],
                                                                                raw.decode("utf-8", "replace"))
         return self._translations[path]
+
+    def originals(self, path: Path) -> list[dict[str, Any]]:
+        """The objects of a file the run may migrate, as it is (parsed once: the edit plan asks every round)."""
+        if path not in self._originals:
+            docs = self.docs(path) if path in self._raw else None
+            self._originals[path] = objects_of(docs or [])
+        return self._originals[path]
 
     def known_translation(self, path: Path) -> Translation | None:
         """The compiler's answer on a file, if the patch analysis asked for it already."""
@@ -131,14 +139,18 @@ def translation_of(output: bytes, new_documents: list[dict[str, Any]], errors: l
         docs = parse_docs(output, output.lstrip().startswith(b"{"))
     except ValueError as exc:
         return Translation([], str(exc))
-    objects: list[dict[str, Any]] = []
+    return Translation([*objects_of(docs), *new_documents])
+
+
+def objects_of(docs: list[Any]) -> list[dict[str, Any]]:
+    """The objects of a file's plain documents, a `kind: List`'s items in its place."""
+    out: list[dict[str, Any]] = []
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
-            objects.extend(i for i in d["items"] if isinstance(i, dict))
+            out.extend(i for i in d["items"] if isinstance(i, dict))
         elif isinstance(d, dict):
-            objects.append(d)
-    objects.extend(new_documents)
-    return Translation(objects)
+            out.append(d)
+    return out
 
 
 def gpu_line(raw: bytes) -> tuple[int, int]:
