@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
-from dra_migrate.source.realpaths import real_path
+from dra_migrate.source.realpaths import resolved
 from dra_migrate.source.textscan import code_lines
 
 # A GPU resource as a mapping key (quoted or not), or JSON-pointer-escaped inside a JSON 6902 path.
@@ -53,8 +53,7 @@ def chart_root(path: Path) -> Path | None:
 def is_values_file(path: Path) -> bool:
     if not path.name.startswith("values") and not path.is_symlink():
         return False
-
-    p = real_path(path) if not path.is_symlink() else path.resolve()
+    p = Path(resolved(path))
     return (
         p.name.startswith("values") and p.suffix in (".yaml", ".yml") and (p.parent / "Chart.yaml").is_file()
     )

@@ -24,14 +24,9 @@ def clear() -> None:
     real_dir.cache_clear()
 
 
-def real_path(path: Path | str) -> Path:
-    """Path.resolve() of a file that is not itself a symbolic link (walks never yield one), with the
-    directory's resolution cached: the files of one directory share it."""
-    return Path(real_file(path))
-
-
 def real_file(path: Path | str) -> str:
-    """real_path as a string (no Path object: a run asks for every file of a repository)."""
+    """os.path.realpath of a file that is not itself a symbolic link (walks never yield one): its directory's
+    resolution and its name (a string, no Path object: a run asks this for every file of a repository)."""
     directory, name = os.path.split(os.fspath(path))
     return os.path.join(real_dir(directory or "."), name)
 

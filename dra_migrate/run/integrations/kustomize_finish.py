@@ -41,6 +41,7 @@ from dra_migrate.run.integrations.kustomize_files import (
     display_of,
     gpu_line,
     parse_docs,
+    resolved,
 )
 from dra_migrate.run.integrations.kustomize_model import PatchDoc
 from dra_migrate.run.integrations.kustomize_patches import ClaimPatch, claim_refs
@@ -238,7 +239,7 @@ def _combine(ops: list[Op], data: Any) -> list[Op]:
 
 def finish(run: KustomizeFiles, p: Prepared, cfg: Any, result: Any) -> None:
     """The edits, made from the run's results."""
-    by_real = {_real(fr.path): fr for fr in result.files if fr.path != "<stdin>"}
+    by_real = {resolved(fr.path): fr for fr in result.files if fr.path != "<stdin>"}
     migrated = {real for real, fr in by_real.items() if fr.changed and not fr.failed}
     finals = {real: [dict(o.obj) for o in fr.objects if not o.emitted] for real, fr in by_real.items()}
     pl = plan(run, p, migrated, finals, _new_file_sources(cfg, result))
@@ -370,10 +371,6 @@ def _existing(path: Path) -> bytes | None:
         return None
 
 
-def _real(display: str) -> Path:
-    return Path(os.path.realpath(display))
-
-
 def _disk_objects(run: KustomizeFiles, path: Path) -> list[dict[str, Any]]:
     """The objects of a file the run did not translate, when they may reference claims (a file migrated before)."""
     try:
@@ -396,7 +393,7 @@ def _new_file_sources(cfg: Any, result: Any) -> dict[Path, set[Path]]:
     out: dict[Path, set[Path]] = {}
     for fr in result.files:
         if fr.new_documents and fr.path != "<stdin>":
-            out.setdefault(_real(str(claims_target(cfg.claims_out, fr.path))), set()).add(_real(fr.path))
+            out.setdefault(resolved(str(claims_target(cfg.claims_out, fr.path))), set()).add(resolved(fr.path))
     return out
 
 

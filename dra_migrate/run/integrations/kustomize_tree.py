@@ -57,7 +57,7 @@ class BuildIndex:
 
     def owners(self, file: Path) -> list[Kustomization]:
         """The kustomizations (and components) that list `file` in their resources."""
-        return list(self._owners.get(_real(file), ()))
+        return list(self._owners.get(Path(realpaths.resolved(file)), ()))
 
     def parents(self, k: Kustomization) -> list[Kustomization]:
         """The kustomizations that include `k` (as a resource directory or a component)."""
@@ -146,10 +146,6 @@ class BuildIndex:
 
         walk(k)
         return out
-
-
-def _real(p: Path) -> Path:
-    return Path(realpaths.resolved(p))
 
 
 SKIP_DIRS = frozenset({".git", "node_modules", "vendor", "__pycache__", ".venv", "venv", ".tox"})
