@@ -121,6 +121,11 @@ class PodTemplate:
     def gpu_containers(self) -> list[Container]:
         return [c for c in self.containers if c.demands]
 
+    @property
+    def selection_line(self) -> int:
+        """Where a diagnostic about the node selection points: nodeSelector, else affinity, else the template."""
+        return self.node_selector_line or self.affinity_line or self.line
+
 
 @dataclass(slots=True)
 class Workload:

@@ -65,7 +65,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             "MIG enabled and a full GPU elsewhere, and no DRA request gives a slice on exactly those nodes (a "
             "claim cannot read node labels): the pod template is left as is; select nvidia.com/mig.strategy: "
             "single, or exclude it",
-            tl.template.node_selector_line or tl.template.affinity_line or tl.template.line,
+            tl.template.selection_line,
         )
         tl.skip = True
         return
@@ -78,7 +78,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
             f"{_evidence(tl)}: nvidia.com/gpu is a full GPU on nodes without MIG and a MIG slice on MIG-enabled "
             f"ones; only a firstAvailable request keeps both, and target {ctx.options.target_version} has no "
             "DRAPrioritizedList: the pod template is left as is",
-            tl.template.node_selector_line or tl.template.affinity_line or tl.template.line,
+            tl.template.selection_line,
         )
         tl.skip = True
         return

@@ -19,7 +19,7 @@ def run(tl: TemplateLowering, ctx: RunContext) -> None:
         f"{', '.join(implied.provider)}: a {provider} {implied.provider_feature} node pool, where {provider}'s own "
         f"GPU stack serves nvidia.com/gpu; {provider}'s DRA supports neither MIG partitions nor time-sharing nor "
         "MPS, so the pod template is left as is on the device plugin",
-        tl.template.node_selector_line or tl.template.affinity_line or tl.template.line,
+        tl.template.selection_line,
     )
     tl.skip = True
 

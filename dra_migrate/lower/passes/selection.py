@@ -176,7 +176,7 @@ def _check_implied_sharing(tl: TemplateLowering, ctx: RunContext) -> None:
             f"{', '.join(s.evidence)}: the device plugin {how} {s.resource} on these nodes, but no device plugin "
             f"config of the repository covers this workload; translated as whole devices: {numbers}{refused} "
             "(pass the config with --sharing-config FILE, or annotate dra-migrate.io/sharing: exclusive)",
-            tl.template.node_selector_line or tl.template.affinity_line or tl.template.line,
+            tl.template.selection_line,
         )
 
 
