@@ -6,7 +6,8 @@ keys, bound alias expansion and never construct objects from tags.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
@@ -36,18 +37,12 @@ class ComposeError(Exception):
         self.col = col
 
 
-@dataclass(slots=True)
-class _Frame:
-    node: Mapping | Sequence
-    pending_key: Node | None = None
-    keys: dict[str, Scalar] | None = None
-
-
 def compose_documents(text: str) -> list[Document]:
     """Parse `text` (BOM removed) into documents; raise ComposeError on any problem."""
+    parser = None
     try:
-        events = yaml.parse(text, Loader=_Loader)
-        return _compose(events)
+        parser = _Loader(text)
+        return _compose(parser.get_event)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
@@ -60,98 +55,131 @@ def compose_documents(text: str) -> list[Document]:
         raise ComposeError("DRA101", f"invalid YAML: {exc}") from None
     except RecursionError:
         raise ComposeError("DRA109", "document nesting is too deep") from None
+    finally:
+        if parser is not None:
+            parser.dispose()
 
 
-def _compose(events: object) -> list[Document]:
+_ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+_MappingStart, _SequenceStart = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MappingEnd, _SequenceEnd = yaml.MappingEndEvent, yaml.SequenceEndEvent
+_DocumentStart, _DocumentEnd, _StreamEnd = yaml.DocumentStartEvent, yaml.DocumentEndEvent, yaml.StreamEndEvent
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _compose(get_event: Callable[[], Any]) -> list[Document]:
+    # Every parse of the run goes through this loop (each file twice: its read and the self-check), so it is
+    # written for the interpreter: one event class test, the parent's state in locals, no call per node.
     docs: list[Document] = []
-    stack: list[_Frame] = []
     doc: Document | None = None
     anchors: dict[str, Node] = {}
-
-    def attach(node: Node) -> None:
-        assert doc is not None
-        if not stack:
-            doc.root = node
-            return
-        frame = stack[-1]
-        parent = frame.node
-        if isinstance(parent, Sequence):
-            parent.items.append(node)
-            return
-        if frame.pending_key is None:
-            frame.pending_key = node
-            return
-        key = frame.pending_key
-        frame.pending_key = None
-        if isinstance(key, Scalar) and key.tag != "tag:yaml.org,2002:merge" and not (
-            key.value == "<<" and key.style == ""
-        ):
-            if frame.keys is None:
-                frame.keys = {}
-            if key.value in frame.keys:
-                raise ComposeError(
-                    "DRA104",
-                    f"duplicate key {key.value!r} (first at line {frame.keys[key.value].line + 1})",
-                    key.line + 1,
-                    key.col + 1,
-                )
-            frame.keys[key.value] = key
-        parent.items.append((key, node))
-
-    def foreign(tag: str, mark: yaml.Mark) -> None:
-        assert doc is not None
-        doc.foreign_tags.append((tag, mark.index, mark.line, mark.column))
-
-    for ev in events:  # type: ignore[attr-defined]
-        sm, em = ev.start_mark, ev.end_mark
-        if isinstance(ev, yaml.ScalarEvent):
-            style = ev.style or ""
-            tag = ev.tag if ev.tag not in (None, "!") else None
-            if tag is not None and tag not in CORE_TAGS:
-                foreign(tag, sm)
-            node: Node = Scalar(ev.value, style, tag, sm.index, em.index, sm.line, sm.column, ev.anchor)
-            if ev.anchor:
-                anchors[ev.anchor] = node
-            attach(node)
-        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+    # the open collections, outermost first: (node, its items, a mapping?, pending key, keys seen)
+    stack: list[list[Any]] = []
+    top: list[Any] | None = None  # stack[-1]
+    node: Node
+    while True:
+        ev = get_event()
+        cls = ev.__class__
+        if cls is _ScalarEvent:
+            sm = ev.start_mark
+            tag = ev.tag
+            if tag is not None:
+                if tag == "!":
+                    tag = None
+                elif tag not in CORE_TAGS:
+                    assert doc is not None
+                    doc.foreign_tags.append((tag, sm.index, sm.line, sm.column))
+            anchor = ev.anchor
+            node = Scalar(ev.value, ev.style or "", tag, sm.index, ev.end_mark.index, sm.line, sm.column, anchor)
+            if anchor:
+                anchors[anchor] = node
+        elif cls is _MappingEnd or cls is _SequenceEnd:
+            assert top is not None
+            top[0].end = ev.end_mark.index
+            stack.pop()
+            top = stack[-1] if stack else None
+            continue
+        elif cls is _MappingStart or cls is _SequenceStart:
+            sm = ev.start_mark
             if len(stack) >= MAX_DEPTH:
                 raise ComposeError("DRA109", f"nesting deeper than {MAX_DEPTH} levels", sm.line + 1, sm.column + 1)
-            tag = ev.tag if ev.tag not in (None, "!") else None
-            if tag is not None and tag not in CORE_TAGS:
-                foreign(tag, sm)
-            flow = bool(ev.flow_style)
-            coll: Mapping | Sequence
-            if isinstance(ev, yaml.MappingStartEvent):
-                coll = Mapping([], flow, tag, sm.index, -1, sm.line, sm.column, ev.anchor)
+            tag = ev.tag
+            if tag is not None:
+                if tag == "!":
+                    tag = None
+                elif tag not in CORE_TAGS:
+                    assert doc is not None
+                    doc.foreign_tags.append((tag, sm.index, sm.line, sm.column))
+            anchor = ev.anchor
+            items: list[Any] = []
+            if cls is _MappingStart:
+                node = Mapping(items, bool(ev.flow_style), tag, sm.index, -1, sm.line, sm.column, anchor)
             else:
-                coll = Sequence([], flow, tag, sm.index, -1, sm.line, sm.column, ev.anchor)
-            if ev.anchor:
-                anchors[ev.anchor] = coll
-            attach(coll)
-            stack.append(_Frame(coll))
-        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            frame = stack.pop()
-            frame.node.end = em.index
-        elif isinstance(ev, yaml.AliasEvent):
-            anchor = str(ev.anchor)  # an alias event always names its anchor
-            target = anchors.get(anchor)
+                node = Sequence(items, bool(ev.flow_style), tag, sm.index, -1, sm.line, sm.column, anchor)
+            if anchor:
+                anchors[anchor] = node
+            _attach(doc, top, node)
+            top = [node, items, cls is _MappingStart, None, None]
+            stack.append(top)
+            continue
+        elif cls is _AliasEvent:
+            sm = ev.start_mark
+            name = str(ev.anchor)  # an alias event always names its anchor
+            target = anchors.get(name)
             if target is None:  # libyaml leaves undefined aliases to the composer
                 raise ComposeError("DRA101", f"undefined alias {ev.anchor!r} (anchors do not carry across "
                                    "documents)", sm.line + 1, sm.column + 1)
-            if any(f.node is target for f in stack):
+            if any(f[0] is target for f in stack):
                 raise ComposeError("DRA114", f"alias *{ev.anchor} refers to a node that contains it",
                                    sm.line + 1, sm.column + 1)
             assert doc is not None
             doc.aliases += 1
-            doc.aliased.add(anchor)
-            attach(Alias(target, anchor, sm.index, em.index, sm.line, sm.column))
-        elif isinstance(ev, yaml.DocumentStartEvent):
+            doc.aliased.add(name)
+            node = Alias(target, name, sm.index, ev.end_mark.index, sm.line, sm.column)
+        elif cls is _DocumentStart:
             anchors = {}
-            doc = Document(None, len(docs), sm.index, -1, em.index, bool(ev.explicit), False, 0, anchors)
-        elif isinstance(ev, yaml.DocumentEndEvent):
+            doc = Document(None, len(docs), ev.start_mark.index, -1, ev.end_mark.index, bool(ev.explicit), False, 0,
+                           anchors)
+            continue
+        elif cls is _DocumentEnd:
             assert doc is not None
-            doc.end = em.index
+            doc.end = ev.end_mark.index
             doc.explicit_end = bool(ev.explicit)
             docs.append(doc)
             doc = None
-    return docs
+            continue
+        elif cls is _StreamEnd:
+            return docs
+        else:  # the stream's start
+            continue
+        # a scalar or an alias: its place in the open collection (the common case inline)
+        if top is not None and not top[2]:
+            top[1].append(node)
+        else:
+            _attach(doc, top, node)
+
+
+def _attach(doc: Document | None, top: list[Any] | None, node: Node) -> None:
+    """`node` into its parent: the document's root, a sequence's item, a mapping's key or value."""
+    if top is None:
+        assert doc is not None
+        doc.root = node
+        return
+    if not top[2]:
+        top[1].append(node)
+        return
+    key = top[3]
+    if key is None:
+        top[3] = node
+        return
+    top[3] = None
+    if isinstance(key, Scalar) and key.tag != _MERGE_TAG and not (key.value == "<<" and key.style == ""):
+        keys = top[4]
+        if keys is None:
+            keys = top[4] = {}
+        first = keys.get(key.value)
+        if first is not None:
+            raise ComposeError("DRA104", f"duplicate key {key.value!r} (first at line {first.line + 1})",
+                               key.line + 1, key.col + 1)
+        keys[key.value] = key
+    top[1].append((key, node))

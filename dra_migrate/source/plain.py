@@ -69,7 +69,7 @@ def _plain(node: Node | None, budget: _Budget, via_alias: int, depth: int) -> An
         # expanded data too, so nothing downstream (deepcopy, comparisons) can exhaust the recursion limit
         raise ComposeError("DRA109", f"nesting deeper than {MAX_DEPTH} levels once aliases are expanded",
                            node.line + 1, node.col + 1)
-    if isinstance(node, Alias):
+    if type(node) is Alias:
         budget.left -= 1
         if budget.left < 0:
             raise ComposeError("DRA107", "too many alias expansions (possible alias bomb)", node.line + 1, node.col + 1)
@@ -78,24 +78,35 @@ def _plain(node: Node | None, budget: _Budget, via_alias: int, depth: int) -> An
         budget.left -= 1
         if budget.left < 0:
             raise ComposeError("DRA107", "too many alias expansions (possible alias bomb)", node.line + 1, node.col + 1)
-    if isinstance(node, Scalar):
+    if type(node) is Scalar:
         return resolve_scalar(node)
-    if isinstance(node, Sequence):
-        return [_plain(item, budget, via_alias, depth + 1) for item in node.items]
-    assert isinstance(node, Mapping)
+    # Below, a scalar child outside aliases is resolved in place: what the call for it would do (the depth
+    # bound included), without the call (most of a manifest's nodes are such scalars).
+    inline = not via_alias and depth < MAX_DEPTH
+    if type(node) is Sequence:
+        items: list[Any] = []
+        for item in node.items:
+            items.append(resolve_scalar(item) if inline and type(item) is Scalar
+                         else _plain(item, budget, via_alias, depth + 1))
+        return items
+    assert type(node) is Mapping
     out: dict[Any, Any] = {}
     merged: list[dict[Any, Any]] = []
     for knode, vnode in node.items:
-        if isinstance(knode, Scalar) and (knode.tag == _MERGE or (knode.value == "<<" and knode.style == "")):
-            value = _plain(vnode, budget, via_alias, depth + 1)
-            for m in value if isinstance(value, list) else [value]:
-                if isinstance(m, dict):
-                    merged.append(m)
-            continue
-        key = _plain(knode, budget, via_alias, depth + 1)
-        if isinstance(key, (list, dict)):
-            key = repr(key)
-        out[key] = _plain(vnode, budget, via_alias, depth + 1)
+        if type(knode) is Scalar:
+            if knode.tag == _MERGE or (knode.value == "<<" and knode.style == ""):
+                value = _plain(vnode, budget, via_alias, depth + 1)
+                for m in value if isinstance(value, list) else [value]:
+                    if isinstance(m, dict):
+                        merged.append(m)
+                continue
+            key = resolve_scalar(knode) if inline else _plain(knode, budget, via_alias, depth + 1)
+        else:
+            key = _plain(knode, budget, via_alias, depth + 1)
+            if isinstance(key, (list, dict)):
+                key = repr(key)
+        out[key] = (resolve_scalar(vnode) if inline and type(vnode) is Scalar
+                    else _plain(vnode, budget, via_alias, depth + 1))
     for m in merged:  # explicit keys win over merged ones; earlier merges win over later ones
         for k, v in m.items():
             out.setdefault(k, v)
