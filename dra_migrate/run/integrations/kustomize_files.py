@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from dra_migrate.diagnostics.model import Diagnostic, Location, make
 from dra_migrate.lower.context import RunContext
 from dra_migrate.pipeline import might_need_migration, process_source
@@ -21,7 +19,9 @@ from dra_migrate.run.integrations.kustomize_model import PatchDoc
 from dra_migrate.run.integrations.kustomize_patches import Decisions, Translation
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex
 from dra_migrate.source import realpaths
+from dra_migrate.source.compose import ComposeError, compose_documents
 from dra_migrate.source.helm import GPU_TEXT_RE
+from dra_migrate.source.plain import to_plain
 
 if TYPE_CHECKING:
     from dra_migrate.ruleset.kinds import KindRuleSet
@@ -120,14 +120,16 @@ class KustomizeFiles:
 
 
 def parse_docs(raw: bytes, is_json: bool) -> list[Any]:
-    """The plain documents of a file (ValueError when it does not parse)."""
+    """The plain documents of a file (ValueError when it does not parse), read as the run reads the files it
+    translates (source.compose, source.plain): the build model and the translations then agree on every value,
+    and a file the run would refuse to parse (a duplicate key, an alias bomb) is not modelled either."""
     text = raw.decode("utf-8").removeprefix("\ufeff")
     if is_json:
         return [json.loads(text)]
     try:
-        return [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))]  # noqa: S506
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc).splitlines()[0]) from None
+        return [to_plain(d.root) for d in compose_documents(text)]
+    except ComposeError as exc:
+        raise ValueError(f"{exc.message} (line {exc.line})" if exc.line else exc.message) from None
 
 
 def translation_of(output: bytes, new_documents: list[dict[str, Any]], errors: list[Diagnostic] | None
