@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dra_migrate.config import Options
 from dra_migrate.lower.context import RunContext
 from dra_migrate.lower.names import FileEntry, NameTable
-from dra_migrate.perf import frozen_pickle, switches
+from dra_migrate.perf import frozen_pickle, switches, verdict_memo
 from dra_migrate.perf.recording import RecordingNamer, TraceEntry, replay
 from dra_migrate.perf.scout import usable_cpus
 from dra_migrate.pipeline import FileResult, process_source
@@ -47,6 +47,8 @@ CHUNK = 16
 # display path, bytes, helm template path, position in file order, what the run's pre-pass said of its names
 Item = tuple[str, bytes, bool, int, FileEntry | None]
 Outcome = tuple[FileResult, list[TraceEntry]]
+# A chunk's outcomes, and the selector verdicts its worker learned (perf.verdict_memo: the run's process saves them)
+ChunkResult = tuple[list[Outcome], verdict_memo.Learned]
 _WORKER: dict[str, Any] = {}  # what a forked worker inherits: options, rules, claims placement
 
 # What crosses back from the workers by the thousand pickles as constructor calls (perf.frozen_pickle).
@@ -70,7 +72,7 @@ def default_jobs() -> int:
     return usable_cpus()
 
 
-def _translate_chunk(items: list[Item]) -> list[Outcome]:
+def _translate_chunk(items: list[Item]) -> ChunkResult:
     # A worker keeps its namer from chunk to chunk while they come in file order: the shared claim groups its
     # earlier files joined are then also joined when the parent replays (unless those files were translated
     # again), so files of one group in the same worker replay instead of conflicting. A chunk from earlier in
@@ -93,7 +95,7 @@ def _translate_chunk(items: list[Item]) -> list[Outcome]:
             fr.drop_ir()  # the parent would drop it too: spare pickling it
         out.append((fr, trace))
     _WORKER["namer"] = (ctx, namer, items[-1][3])
-    return out
+    return out, verdict_memo.take_learned()
 
 
 class Processor:
@@ -109,8 +111,8 @@ class Processor:
         self.auto = cfg.jobs is None
         self.large = False  # set when the walk found LARGE_WALK files or more
         self.waiting: dict[int, Item] = {}  # submitted, not yet sent to a worker
-        self.sent: dict[int, Future[list[Outcome]]] = {}  # ticket -> the future of its chunk
-        self.chunks: dict[Future[list[Outcome]], list[int]] = {}
+        self.sent: dict[int, Future[ChunkResult]] = {}  # ticket -> the future of its chunk
+        self.chunks: dict[Future[ChunkResult], list[int]] = {}
         self.done: dict[int, Outcome | None] = {}  # None: translate it here
         self.skipped: set[int] = set()  # sent, then dropped: its outcome is not kept when it comes
         self.tickets = itertools.count()
@@ -160,7 +162,9 @@ class Processor:
                 # is replayed in order like theirs): the workers inherit what it loaded (schemas, validators,
                 # the CEL environment, compiled selectors) instead of each loading them again.
                 ticket = next(iter(self.waiting))
-                self.done[ticket] = _translate_chunk([self.waiting.pop(ticket)])[0]
+                outcomes, learned = _translate_chunk([self.waiting.pop(ticket)])
+                self.done[ticket] = outcomes[0]
+                verdict_memo.merge(learned)  # (taken back from this process's memo as from a worker's)
                 self.warm = True
             if self.before_fork is not None:
                 self.before_fork()
@@ -199,7 +203,9 @@ class Processor:
             return None
         tickets = self.chunks.pop(future)
         try:
-            outcomes: list[Outcome | None] = list(future.result())
+            chunk, learned = future.result()
+            outcomes: list[Outcome | None] = list(chunk)
+            verdict_memo.merge(learned)
         except Exception:  # noqa: BLE001 - a broken worker costs time, not the result
             outcomes = [None] * len(tickets)
         for t, outcome in zip(tickets, outcomes, strict=True):

@@ -141,8 +141,34 @@ def _verdict(value: Any) -> Verdict:
     return None
 
 
+_opened: list[_Memo] = []  # the memo open_memo gave this process (and the workers forked from it)
+
+
 def open_memo() -> _Memo:
     """The memo of this process (what cel.verdicts.use builds on first use): saved when the process exits."""
     memo = _Memo()
     atexit.register(memo.save)
+    _opened[:] = [memo]
     return memo
+
+
+Learned = dict[str, dict[str, Any]]  # section -> key -> value
+
+
+def take_learned() -> Learned:
+    """What a worker process learned since it last said (its memo is never saved: workers exit without it), for
+    the run's process to `merge`; empty when no memo is open."""
+    if not _opened:
+        return {}
+    memo = _opened[0]
+    learned, memo._new = memo._new, {"verdicts": {}, "derived": {}}
+    return {section: entries for section, entries in learned.items() if entries}
+
+
+def merge(learned: Learned) -> None:
+    """A worker's verdicts into this process's memo, saved with its own when the run ends: a parallel run leaves
+    the verdicts of every selector it checked, as a serial one does."""
+    if _opened:
+        for section, entries in learned.items():
+            for key, value in entries.items():
+                _opened[0].put(section, key, value)

@@ -218,3 +218,32 @@ def test_files_held_for_their_names_come_out_as_in_a_serial_run(tmp_path: Path) 
     assert outcomes[0] == outcomes[1]
     for name, data in outcomes[0].items():
         assert data == (case / "expected" / name).read_bytes(), name
+
+
+def _verdicts(cache: Path) -> set[str]:
+    (memo,) = (cache / "dra-migrate").glob("selector-verdicts-*.json")
+    return set(json.loads(memo.read_bytes())["verdicts"])
+
+
+def test_a_parallel_run_remembers_the_verdicts_its_workers_gave(tmp_path: Path) -> None:
+    """The workers' selector verdicts reach the run's memo (perf.verdict_memo.merge), as a serial run's do: the
+    next run of the same version does not evaluate them again."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    products = ["NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "Tesla-T4", "NVIDIA-L4", "NVIDIA-A10G",
+                "NVIDIA-L40S", "Tesla-V100-SXM2-16GB", "NVIDIA-A100-SXM4-40GB"]
+    for n in range(40):
+        (repo / f"app{n:02}.yaml").write_text(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app{n}\nspec:\n  template:\n    spec:\n"
+            f"      nodeSelector:\n        nvidia.com/gpu.product: {products[n % len(products)]}\n"
+            "      containers:\n      - name: c\n        image: i\n        resources:\n          limits:\n"
+            f"            nvidia.com/gpu: {1 + n % 3}\n")
+    seen = []
+    for jobs in ("2", "1"):
+        cache = tmp_path / f"cache{jobs}"
+        done = _python(ENTRY, "migrate", "--jobs", jobs, "--check", "repo", cwd=tmp_path,
+                       env={"XDG_CACHE_HOME": str(cache)})
+        assert done.returncode == 1, done.stderr.decode()
+        seen.append(_verdicts(cache))
+    assert len(seen[1]) == len(products)
+    assert seen[0] == seen[1]

@@ -259,7 +259,7 @@ def test_a_worker_keeps_its_claim_names_across_chunks_in_file_order(monkeypatch:
         # two pods at once either way (a Deployment's one replica and its rolling-update surge pod)
         text = WORKLOAD.format(kind=kind, name="web", ns="a", replicas=1 if kind == "Deployment" else 2,
                                resource="nvidia.com/gpu", count=1).encode()
-        [(fr, trace)] = parallel._translate_chunk([(f"f{position}.yaml", text, False, position, None)])
+        [(fr, trace)], _learned = parallel._translate_chunk([(f"f{position}.yaml", text, False, position, None)])
         assert fr.changed
         return sorted({returned for op, _args, returned in trace if op == "claim_name"})
 
