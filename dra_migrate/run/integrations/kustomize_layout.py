@@ -72,7 +72,7 @@ class KustomizeRun(KustomizeFiles):
         loaded = dict(self.loaded)
         given = [Path(os.path.realpath(p)) for p in paths if p != "-"]
         editable = {r for r in loaded if any(g == r or g in r.parents for g in given)}
-        near: dict[Path, Kustomization | None] = {}
+        near: Near = {}
         for real in self._raw:  # a file named alone still belongs to the kustomizations beside and above it
             for k in _listing(real, loaded, near):
                 loaded.setdefault(k.path, k)
@@ -121,21 +121,26 @@ class KustomizeRun(KustomizeFiles):
         kustomize_finish.finish(self, self.prepared, cfg, result)
 
 
-def _listing(file: Path, loaded: dict[Path, Kustomization], near: dict[Path, Kustomization | None]
-             ) -> list[Kustomization]:
+Near = dict[Path, tuple[Kustomization | None, frozenset[Path], bool]]
+
+
+def _listing(file: Path, loaded: dict[Path, Kustomization], near: Near) -> list[Kustomization]:
     """The kustomizations in the file's directory and the directories above it that list it in resources
-    (`near`: each directory's kustomization, looked up once)."""
+    (`near`: each directory's kustomization, what it lists, and whether the walk up stops there, looked up once
+    for all the run's files)."""
     out: list[Kustomization] = []
     d = file.parent
     for _ in range(8):
         if d not in near:
             found = kustomize.find_kustomization(d)
-            near[d] = None if found is None else loaded.get(resolved(found)) or kustomize.load(resolved(found),
-                                                                                           display_of(found))
-        k = near[d]
-        if k is not None and file in {t for _e, t, _l in k.resources}:
+            k = None if found is None else loaded.get(resolved(found)) or kustomize.load(resolved(found),
+                                                                                      display_of(found))
+            listed = frozenset(t for _e, t, _l in k.resources) if k is not None else frozenset()
+            near[d] = (k, listed, (d / ".git").exists() or d.parent == d)
+        k, listed, top = near[d]
+        if k is not None and file in listed:
             out.append(k)
-        if (d / ".git").exists() or d.parent == d:
+        if top:
             break
         d = d.parent
     return out
