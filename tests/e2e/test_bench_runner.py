@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 from benchmarks import run
 from benchmarks.run import Row, Sample
@@ -121,3 +123,24 @@ def test_scanned_count_reads_the_tool_summary() -> None:
     tail = "warning: x\n9819 file(s) scanned, 466 with GPU keys, 410 changed, 0 new file(s), 12 left untouched\n"
     assert run.scanned_count(tail) == 9819
     assert run.scanned_count("no summary here") is None
+
+
+def test_ab_compares_checkouts_each_with_a_warm_cache_of_its_own(tmp_path: Path) -> None:
+    """benchmarks/ab.py on a small generated repository, this checkout against itself: one line per checkout
+    with its median and its ratio to the first, and each checkout got a verdict memo of its own (warmed by an
+    untimed serial run before the timed ones)."""
+    from benchmarks import ab
+    from benchmarks.generate import generate
+
+    repo = tmp_path / "repo"
+    generate(repo, 60, gpu_fraction=0.3, seed=5)
+    out = subprocess.run([sys.executable, str(ab.ROOT / "benchmarks" / "ab.py"), str(ab.ROOT), str(ab.ROOT),
+                          "--repo", str(repo), "--runs", "2", "--work", str(tmp_path / "ab")],
+                         capture_output=True, text=True, check=False, timeout=600)
+    assert out.returncode == 0, out.stderr
+    head, *rows = out.stdout.splitlines()
+    assert head.startswith(f"migrate {repo.name} --check -q: medians of 2 interleaved runs"), out.stdout
+    assert len(rows) == 2 and " 1.00x " in rows[0], out.stdout
+    assert all(len(row.split("(")[1].split()) == 2 for row in rows), out.stdout  # both runs shown
+    memos = sorted((tmp_path / "ab").glob("cache-*/dra-migrate/selector-verdicts-*.json"))
+    assert [m.parent.parent.name for m in memos] == [f"cache-0-{ab.ROOT.name}", f"cache-1-{ab.ROOT.name}"]
