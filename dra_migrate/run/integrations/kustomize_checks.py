@@ -17,7 +17,7 @@ from dra_migrate.emit.claims_file import claims_target
 from dra_migrate.pipeline import might_need_migration
 from dra_migrate.run.integrations import kustomize
 from dra_migrate.run.integrations.kustomize import Kustomization
-from dra_migrate.run.integrations.kustomize_files import refusal
+from dra_migrate.run.integrations.kustomize_files import display_of, refusal
 from dra_migrate.run.integrations.kustomize_model import Builder, Instance
 from dra_migrate.run.integrations.kustomize_patches import Analysis
 from dra_migrate.run.integrations.kustomize_tree import BuildIndex
@@ -159,6 +159,15 @@ def _claims_placement(run: KustomizeFiles, p: Prepared, claims_out: Path | None,
                        "refuses an object twice; use a --claims-out directory (a file per source)")
 
 
+def _unloadable_in(run: KustomizeFiles, p: Prepared, k: Kustomization) -> str | None:
+    """Why the build of `k` cannot be modelled, if one of its files cannot be read or parsed."""
+    for f in p.index.builds_files(k):
+        why = run.unloadable.get(f)
+        if why is not None:
+            return f"its build includes {run._display.get(f) or display_of(f)}, which {why}"
+    return None
+
+
 def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[str, str]]]) -> None:
     """The diagnostics a refused file, a patch that stays, gets in place of its translation."""
     d = p.decisions
@@ -184,6 +193,10 @@ def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[st
             if ekey in carried:
                 continue
             refused, why = d.stays.get(ekey, (False, "its target is in no build this run migrates"))
+            if ekey not in d.stays:
+                broken = _unloadable_in(run, p, k)
+                if broken is not None:  # kustomize fails on that file too: the build is broken as it is
+                    why = broken
             problem = p.patch_problems.get(ekey)
             if problem:  # kustomize fails on it too: the build is broken before the migration as well
                 refused, why = False, problem

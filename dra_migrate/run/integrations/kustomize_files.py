@@ -63,6 +63,7 @@ class KustomizeFiles:
         self._display: dict[Path, str] = {}
         self._translations: dict[Path, Translation | None] = {}
         self._originals: dict[Path, list[dict[str, Any]]] = {}
+        self.unloadable: dict[Path, str] = {}  # files of builds that cannot be read or parsed: why
         self._rules: KindRuleSet | None = None
         self._run: RunContext | None = None  # the run's: its options and pre-pass facts
 
@@ -96,10 +97,16 @@ class KustomizeFiles:
         return self._translations.get(path)
 
     def docs(self, path: Path) -> list[Any] | None:
+        """The plain documents of a file; None when it cannot be read or parsed (`unloadable` says why)."""
         raw = self._raw.get(path)
         try:
             return parse_docs(raw if raw is not None else path.read_bytes(), path.suffix == ".json")
-        except (OSError, ValueError):
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError | IsADirectoryError):  # (a missing entry: kustomize's to say)
+                self.unloadable[path] = f"cannot be read ({exc.strerror})"
+            return None
+        except ValueError as exc:
+            self.unloadable[path] = f"does not parse ({exc})"
             return None
 
     def patch_docs(self, entry: PatchEntry, k: Kustomization) -> tuple[list[Any], str | None]:
@@ -129,7 +136,7 @@ def parse_docs(raw: bytes, is_json: bool) -> list[Any]:
     try:
         return [to_plain(d.root) for d in compose_documents(text)]
     except ComposeError as exc:
-        raise ValueError(f"{exc.message} (line {exc.line})" if exc.line else exc.message) from None
+        raise ValueError(f"line {exc.line}: {exc.message}" if exc.line else exc.message) from None
 
 
 def translation_of(output: bytes, new_documents: list[dict[str, Any]], errors: list[Diagnostic] | None
