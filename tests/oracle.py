@@ -10,6 +10,17 @@ import kubernetes_validate
 import yaml
 
 
+class KubernetesLoader(yaml.SafeLoader):
+    """YAML as kubectl and the API server read it (sigs.k8s.io/yaml, go-yaml v2): like PyYAML's safe loader, except
+    that a timestamp-like value stays its text (go-yaml v2 gives it as a string to a generic reader)."""
+
+
+KubernetesLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def documents(data: bytes, name: str) -> list[dict[str, Any]]:
     text = data.decode("utf-8-sig")
     docs = [json.loads(text)] if name.endswith(".json") else _yaml_documents(text)
@@ -26,14 +37,14 @@ def _yaml_documents(text: str) -> list[Any]:
     """Every document; in a file where some documents are templates (`{{ }}`, not YAML until rendered) and so
     left as they were, the others, each parsed on its own between `---` lines."""
     try:
-        return [d for d in yaml.safe_load_all(text) if d]
+        return [d for d in yaml.load_all(text, Loader=KubernetesLoader) if d]
     except yaml.YAMLError:
         if "{{" not in text:
             raise
     out: list[Any] = []
     for chunk in re.split(r"(?m)^---(?=\s|$)", text):
         try:
-            out.extend(d for d in yaml.safe_load_all(chunk) if d)
+            out.extend(d for d in yaml.load_all(chunk, Loader=KubernetesLoader) if d)
         except yaml.YAMLError:
             if "{{" not in chunk:
                 raise

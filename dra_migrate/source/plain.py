@@ -1,9 +1,10 @@
-"""Positioned nodes → plain Python data (dict/list/str/int/float/bool/None), the way a YAML 1.1 safe
-loader and the Kubernetes API server read them. Tags are never used to construct objects."""
+"""Positioned nodes → plain Python data (dict/list/str/int/float/bool/None), the way the Kubernetes API server
+and kubectl read them (sigs.k8s.io/yaml: go-yaml v2, YAML 1.1 types): a timestamp stays the string it is written
+as, since go-yaml v2 gives timestamp-like values as their text to a generic reader. Tags are never used to
+construct objects."""
 
 from __future__ import annotations
 
-import datetime
 import functools
 from typing import Any
 
@@ -32,6 +33,7 @@ def _plain_scalar(value: str) -> Any:
 
 
 def _resolve(tag: str, value: str, style: str) -> Any:
+    """The value of a scalar of the core schema; any other tag (timestamps included) leaves its text."""
     ynode = yaml.ScalarNode(tag, value, style=style or None)
     try:
         if tag == "tag:yaml.org,2002:int":
@@ -42,9 +44,6 @@ def _resolve(tag: str, value: str, style: str) -> Any:
             return _constructor.construct_yaml_bool(ynode)
         if tag == "tag:yaml.org,2002:null":
             return None
-        if tag == "tag:yaml.org,2002:timestamp":
-            stamp = _constructor.construct_yaml_timestamp(ynode)
-            return stamp.isoformat() if isinstance(stamp, (datetime.date, datetime.datetime)) else stamp
     except (ValueError, yaml.YAMLError):
         return value
     return value

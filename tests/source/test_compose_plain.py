@@ -91,3 +91,12 @@ def test_composition_refusals_name_their_line(text: str, code: str, line: int) -
     with pytest.raises(ComposeError) as caught:
         compose_documents(text)
     assert (caught.value.code, caught.value.line) == (code, line)
+
+
+@pytest.mark.parametrize("written", ["2024-5-1", "2024-05-01", "2001-12-14t21:59:43.10-05:00", "2024-06-30T12:00:00Z",
+                                     "2002-12-14 21:59:43.10 -5"])
+def test_a_timestamp_reads_as_the_text_it_is_written_as(written: str) -> None:
+    """kubectl and the API server (go-yaml v2 through sigs.k8s.io/yaml) give a timestamp-like value to a generic
+    reader as its text: an annotation `released: 2024-5-1` is the string "2024-5-1", not a date re-spelt."""
+    (doc,) = compose_documents(f"released: {written}\ntagged: !!timestamp {written}\n")
+    assert to_plain(doc.root) == {"released": written, "tagged": written}
