@@ -193,7 +193,7 @@ def _report(run: KustomizeFiles, p: Prepared, problems: dict[Path, list[tuple[st
             if ekey in carried:
                 continue
             refused, why = d.stays.get(ekey, (False, "its target is in no build this run migrates"))
-            if ekey not in d.stays:
+            if ekey not in d.stays and run.unloadable:
                 broken = _unloadable_in(run, p, k)
                 if broken is not None:  # kustomize fails on that file too: the build is broken as it is
                     why = broken
