@@ -33,7 +33,8 @@ def use(make_store: Callable[[], VerdictStore] | None) -> None:
         _make_store, _store = make_store, None
 
 
-def _current() -> VerdictStore | None:
+def current() -> VerdictStore | None:
+    """The store `use` installed, built on first use (None: nothing is remembered)."""
     global _store
     if _store is None and _make_store is not None:
         _store = _make_store()
@@ -42,12 +43,12 @@ def _current() -> VerdictStore | None:
 
 def lookup(device_class: str, expression: str) -> Any:
     """The remembered verdict, or MISSING."""
-    store = _current()
+    store = current()
     return MISSING if store is None else store.get("verdicts", f"{device_class}\0{expression}")
 
 
 def record(device_class: str, expression: str, verdict: Verdict) -> None:
-    store = _current()
+    store = current()
     if store is not None:
         store.put("verdicts", f"{device_class}\0{expression}", verdict)
 
@@ -55,7 +56,7 @@ def record(device_class: str, expression: str, verdict: Verdict) -> None:
 def derived(name: str, compute: Callable[[], list[str]]) -> list[str]:
     """A list of strings computed from the same inputs as the verdicts (e.g. the attribute names the
     fixture publishes), remembered the same way."""
-    store = _current()
+    store = current()
     found = MISSING if store is None else store.get("derived", name)
     if found is MISSING:
         found = list(compute())

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from dra_migrate import __version__
+from dra_migrate.cel import verdicts
 from dra_migrate.cel.verdicts import MISSING, Verdict
 from dra_migrate.perf import usercache
 from dra_migrate.ruleset import _paths
@@ -166,9 +167,10 @@ def take_learned() -> Learned:
 
 
 def merge(learned: Learned) -> None:
-    """A worker's verdicts into this process's memo, saved with its own when the run ends: a parallel run leaves
-    the verdicts of every selector it checked, as a serial one does."""
-    if _opened:
+    """A worker's verdicts into this process's memo (opened now if nothing here asked it yet), saved with its own
+    when the run ends: a parallel run leaves the verdicts of every selector it checked, as a serial one does."""
+    store = verdicts.current() if learned else None
+    if store is not None:
         for section, entries in learned.items():
             for key, value in entries.items():
-                _opened[0].put(section, key, value)
+                store.put(section, key, value)
