@@ -11,14 +11,25 @@ import yaml
 
 
 class KubernetesLoader(yaml.SafeLoader):
-    """YAML as kubectl and the API server read it (sigs.k8s.io/yaml, go-yaml v2): like PyYAML's safe loader, except
-    that a timestamp-like value stays its text (go-yaml v2 gives it as a string to a generic reader)."""
+    """YAML as kubectl and the API server read a valid manifest (sigs.k8s.io/yaml, go-yaml v2): like PyYAML's safe
+    loader, except that a timestamp-like value and a base-60 number (`10:30`) stay their text (go-yaml v2 gives
+    timestamps to a generic reader as strings, and has no base-60)."""
 
 
 KubernetesLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+def _no_base_60(construct: Any) -> Any:
+    def number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        return node.value if ":" in node.value else construct(loader, node)
+    return number
+
+
+KubernetesLoader.add_constructor("tag:yaml.org,2002:int", _no_base_60(yaml.SafeLoader.construct_yaml_int))
+KubernetesLoader.add_constructor("tag:yaml.org,2002:float", _no_base_60(yaml.SafeLoader.construct_yaml_float))
 
 
 def documents(data: bytes, name: str) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""Positioned nodes → plain Python data (dict/list/str/int/float/bool/None), the way the Kubernetes API server
-and kubectl read them (sigs.k8s.io/yaml: go-yaml v2, YAML 1.1 types): a timestamp stays the string it is written
-as, since go-yaml v2 gives timestamp-like values as their text to a generic reader. Tags are never used to
-construct objects."""
+"""Positioned nodes → plain Python data (dict/list/str/int/float/bool/None) with YAML 1.1's types, as PyYAML's safe
+loader reads them, except where the Kubernetes API server and kubectl (sigs.k8s.io/yaml: go-yaml v2) read a
+string of a valid manifest otherwise: a timestamp stays the text it is written as (go-yaml v2 gives
+timestamp-like values to a generic reader as their text), and so does a base-60 number (`10:30`; go-yaml v2
+has none). Tags are never used to construct objects."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dra_migrate.source.nodes import Alias, Mapping, Node, Scalar, Sequence
 _resolver = yaml.resolver.Resolver()
 _constructor = yaml.constructor.SafeConstructor()
 _MERGE = "tag:yaml.org,2002:merge"
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 
 
 def resolve_scalar(node: Scalar) -> Any:
@@ -28,8 +30,12 @@ def resolve_scalar(node: Scalar) -> Any:
 
 @functools.lru_cache(maxsize=1 << 13)  # the common spellings; bounded, as every worker process holds one
 def _plain_scalar(value: str) -> Any:
-    """What an untagged plain scalar means (the results are immutable, so they can be shared)."""
-    return _resolve(_resolver.resolve(yaml.ScalarNode, value, (True, False)), value, "")
+    """What an untagged plain scalar means (the results are immutable, so they can be shared). YAML 1.1's base-60
+    numbers (`10:30` is 630 to PyYAML) are strings, as go-yaml v2 has none."""
+    tag = _resolver.resolve(yaml.ScalarNode, value, (True, False))
+    if ":" in value and tag in (_INT, _FLOAT):
+        return value
+    return _resolve(tag, value, "")
 
 
 def _resolve(tag: str, value: str, style: str) -> Any:

@@ -100,3 +100,13 @@ def test_a_timestamp_reads_as_the_text_it_is_written_as(written: str) -> None:
     reader as its text: an annotation `released: 2024-5-1` is the string "2024-5-1", not a date re-spelt."""
     (doc,) = compose_documents(f"released: {written}\ntagged: !!timestamp {written}\n")
     assert to_plain(doc.root) == {"released": written, "tagged": written}
+
+
+@pytest.mark.parametrize(("written", "read"), [("10:30", "10:30"), ("1:20:30.5", "1:20:30.5"), ("-1:30", "-1:30"),
+                                               ("1_0", 10), ("017", 15), ("0x1F", 31), (".5", 0.5), ("yes", True)])
+def test_numbers_read_as_go_yaml_v2_reads_them_where_a_manifest_can_hold_them(written: str, read: object) -> None:
+    """Base-60 numbers are YAML 1.1's (PyYAML reads `10:30` as 630) but not go-yaml v2's: an annotation
+    `window: 10:30` is the string "10:30" to the API server. The other YAML 1.1 numbers read as PyYAML reads them."""
+    (doc,) = compose_documents(f"window: {written}\n")
+    value = to_plain(doc.root)["window"]
+    assert value == read and type(value) is type(read)
