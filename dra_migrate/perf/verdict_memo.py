@@ -7,9 +7,10 @@ The memo's file name is a hash of everything a verdict can depend on: every file
 ships (its sources, rule files and device data, a few milliseconds to read), the dra-migrate version and
 the versions of the CEL libraries, so an upgrade or a local change never reads a stale verdict. (No
 hand-kept list of the files that matter: a module that starts to matter is covered without anyone
-remembering to add it.) It is JSON (never code) in the private per-user cache (perf.usercache), and any
-failure to read or write it just means the selectors are evaluated, as without it. cel.verdicts is the
-hook it is installed in (perf.caches.install).
+remembering to add it.) The workers of a parallel run hand the verdicts they reach back to the run's
+process (`take_learned`, `merge`), which saves them with its own. It is JSON (never code) in the private
+per-user cache (perf.usercache), and any failure to read or write it just means the selectors are
+evaluated, as without it. cel.verdicts is the hook it is installed in (perf.caches.install).
 """
 
 from __future__ import annotations
@@ -119,6 +120,11 @@ class _Memo:
         self._load()[section][key] = value
         self._new[section][key] = value
 
+    def take_new(self) -> dict[str, dict[str, Any]]:
+        """What was put since the last call (a worker's: it hands them over instead of saving them)."""
+        new, self._new = self._new, {"verdicts": {}, "derived": {}}
+        return {section: entries for section, entries in new.items() if entries}
+
     def save(self) -> None:
         # forked workers share the memo object but not the duty to write it
         if not any(self._new.values()) or self._path is None or os.getpid() != self._pid:
@@ -159,11 +165,7 @@ Learned = dict[str, dict[str, Any]]  # section -> key -> value
 def take_learned() -> Learned:
     """What a worker process learned since it last said (its memo is never saved: workers exit without it), for
     the run's process to `merge`; empty when no memo is open."""
-    if not _opened:
-        return {}
-    memo = _opened[0]
-    learned, memo._new = memo._new, {"verdicts": {}, "derived": {}}
-    return {section: entries for section, entries in learned.items() if entries}
+    return _opened[0].take_new() if _opened else {}
 
 
 def merge(learned: Learned) -> None:
