@@ -82,13 +82,7 @@ def _compose(get_event: Callable[[], Any]) -> list[Document]:
         cls = ev.__class__
         if cls is _ScalarEvent:
             sm = ev.start_mark
-            tag = ev.tag
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                elif tag not in CORE_TAGS:
-                    assert doc is not None
-                    doc.foreign_tags.append((tag, sm.index, sm.line, sm.column))
+            tag = ev.tag if ev.tag is None else _own_tag(ev.tag, doc, sm)
             anchor = ev.anchor
             node = Scalar(ev.value, ev.style or "", tag, sm.index, ev.end_mark.index, sm.line, sm.column, anchor)
             if anchor:
@@ -103,13 +97,7 @@ def _compose(get_event: Callable[[], Any]) -> list[Document]:
             sm = ev.start_mark
             if len(stack) >= MAX_DEPTH:
                 raise ComposeError("DRA109", f"nesting deeper than {MAX_DEPTH} levels", sm.line + 1, sm.column + 1)
-            tag = ev.tag
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                elif tag not in CORE_TAGS:
-                    assert doc is not None
-                    doc.foreign_tags.append((tag, sm.index, sm.line, sm.column))
+            tag = ev.tag if ev.tag is None else _own_tag(ev.tag, doc, sm)
             anchor = ev.anchor
             items: list[Any] = []
             if cls is _MappingStart:
@@ -157,6 +145,16 @@ def _compose(get_event: Callable[[], Any]) -> list[Document]:
             top[1].append(node)
         else:
             _attach(doc, top, node)
+
+
+def _own_tag(tag: str, doc: Document | None, mark: Any) -> str | None:
+    """A node's explicit tag: None for the non-specific `!`; one outside the core schema is noted on the document."""
+    if tag == "!":
+        return None
+    if tag not in CORE_TAGS:
+        assert doc is not None
+        doc.foreign_tags.append((tag, mark.index, mark.line, mark.column))
+    return tag
 
 
 def _attach(doc: Document | None, top: list[Any] | None, node: Node) -> None:
