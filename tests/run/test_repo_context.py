@@ -12,22 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration_helpers import time_slicing_config
+
 CLI = str(Path(sys.executable).with_name("dra-migrate"))
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-TIME_SLICING = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: time-slicing-config-all
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
+TIME_SLICING = time_slicing_config(4, "time-slicing-config-all", namespace=None) + """\
 ---
 apiVersion: nvidia.com/v1
 kind: ClusterPolicy
