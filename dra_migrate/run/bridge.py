@@ -24,7 +24,7 @@ from dra_migrate.diagnostics.model import Diagnostic, Location, Severity, make
 from dra_migrate.frontend.workloads import build
 from dra_migrate.ir import ContainerRole, Workload
 from dra_migrate.pipeline import FileResult, might_need_migration
-from dra_migrate.ruleset.features import Target, feature_problem
+from dra_migrate.ruleset.features import Target, feature_problem, parse_version
 from dra_migrate.ruleset.kinds import load_kind_rules
 from dra_migrate.ruleset.labels import load_label_rules
 from dra_migrate.ruleset.prefilters import CLASS as CLASS_PREFILTER
@@ -226,10 +226,9 @@ def analyze(wl: Workload, repo_classes: Mapping[str, str], target: str | None = 
 
 
 def _release(target: str) -> tuple[int, int]:
-    major, _, minor = target.partition(".")
     try:
-        return int(major), int(minor.split(".")[0])
-    except ValueError:
+        return parse_version(target)
+    except ValueError:  # (the CLI checked it; a library caller's odd string gets no init-container reason)
         return INIT_REUSE_RELEASE
 
 

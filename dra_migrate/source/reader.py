@@ -135,7 +135,6 @@ def compose_plain_documents(text: str) -> tuple[list[Document], list[TemplateDoc
 
 def is_helm_template_path(path: Path | str) -> bool:
     """A file under a chart's templates/ directory (a Chart.yaml beside templates/)."""
-
     directory, name = os.path.split(os.fspath(path))
     real = real_dir(directory or ".")  # cached per directory: asked for every file that may hold GPU keys
     if "templates" not in real and name != "templates":
