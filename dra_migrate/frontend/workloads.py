@@ -104,10 +104,11 @@ def _autoscaled(docs: list[ParsedDocument]) -> None:
             spec, meta = as_map(obj.get("spec")), as_map(obj.get("metadata"))
             ref = as_map(spec.get("scaleTargetRef"))
             most = spec.get(rule["maxField"], rule.get("default"))
-            if not isinstance(most, int) or isinstance(most, bool) or not isinstance(ref.get("name"), str):
-                continue
             target_kind = ref.get("kind") or rule.get("targetKindDefault")
-            key = (str(meta.get("namespace") or ""), str(target_kind), ref["name"])
+            if (not isinstance(most, int) or isinstance(most, bool) or not isinstance(ref.get("name"), str)
+                    or not isinstance(target_kind, str)):
+                continue
+            key = (str(meta.get("namespace") or ""), target_kind, ref["name"])
             scalers[key] = (most, f"{obj['kind']}/{meta.get('name')}")
     if not scalers:
         return
